@@ -1,0 +1,90 @@
+/*
+ * infinicore.h - shared types of the infiniop-c libraries.
+ *
+ * Status codes, device kinds and data types, with exactly the names and
+ * values of the InfiniOP C ABI, so that code written against InfiniOP
+ * compiles and links unchanged. Usable from C and C++.
+ */
+#ifndef __INFINICORE_API_H__
+#define __INFINICORE_API_H__
+
+#if defined(_WIN32)
+#define __export __declspec(dllexport)
+#elif defined(__GNUC__) && ((__GNUC__ >= 4) || (__GNUC__ == 3 && __GNUC_MINOR__ >= 3))
+#define __export __attribute__((visibility("default")))
+#else
+#define __export
+#endif
+
+#ifdef __cplusplus
+#define __C extern "C"
+#include <cstddef>
+#else
+#define __C
+#include <stddef.h>
+#endif
+
+/* Result of every library call. 0 is success; every other value names the
+ * class of failure. A human-readable message for the last failure on the
+ * calling thread is available from infiniopGetLastErrorMessage()
+ * (infiniop/error.h). */
+typedef enum {
+    INFINI_STATUS_SUCCESS = 0,
+    INFINI_STATUS_INTERNAL_ERROR = 1,
+    INFINI_STATUS_NOT_IMPLEMENTED = 2,
+    INFINI_STATUS_BAD_PARAM = 3,
+    INFINI_STATUS_NULL_POINTER = 4,
+    INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED = 5,
+    INFINI_STATUS_DEVICE_NOT_FOUND = 6,
+    INFINI_STATUS_DEVICE_NOT_INITIALIZED = 7,
+    INFINI_STATUS_DEVICE_ARCHITECTURE_NOT_SUPPORTED = 8,
+    INFINI_STATUS_BAD_TENSOR_DTYPE = 10,
+    INFINI_STATUS_BAD_TENSOR_SHAPE = 11,
+    INFINI_STATUS_BAD_TENSOR_STRIDES = 12,
+    INFINI_STATUS_INSUFFICIENT_WORKSPACE = 13,
+} infiniStatus_t;
+
+/* Device kinds. This library implements CPU and NVIDIA; the others exist
+ * for ABI compatibility and are answered with
+ * INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED. */
+typedef enum {
+    INFINI_DEVICE_CPU = 0,
+    INFINI_DEVICE_NVIDIA = 1,
+    INFINI_DEVICE_CAMBRICON = 2,
+    INFINI_DEVICE_ASCEND = 3,
+    INFINI_DEVICE_METAX = 4,
+    INFINI_DEVICE_MOORE = 5,
+    INFINI_DEVICE_ILUVATAR = 6,
+    INFINI_DEVICE_KUNLUN = 7,
+    INFINI_DEVICE_HYGON = 8,
+    INFINI_DEVICE_QY = 9,
+    INFINI_DEVICE_ALI = 10,
+    INFINI_DEVICE_TYPE_COUNT
+} infiniDevice_t;
+
+/* Element types. The operators accept the floating types F16, BF16, F32
+ * (and F64 for silu/sigmoid); any known type may describe a tensor. */
+typedef enum {
+    INFINI_DTYPE_INVALID = 0,
+    INFINI_DTYPE_BYTE = 1,
+    INFINI_DTYPE_BOOL = 2,
+    INFINI_DTYPE_I8 = 3,
+    INFINI_DTYPE_I16 = 4,
+    INFINI_DTYPE_I32 = 5,
+    INFINI_DTYPE_I64 = 6,
+    INFINI_DTYPE_U8 = 7,
+    INFINI_DTYPE_U16 = 8,
+    INFINI_DTYPE_U32 = 9,
+    INFINI_DTYPE_U64 = 10,
+    INFINI_DTYPE_F8 = 11,
+    INFINI_DTYPE_F16 = 12,
+    INFINI_DTYPE_F32 = 13,
+    INFINI_DTYPE_F64 = 14,
+    INFINI_DTYPE_C16 = 15,
+    INFINI_DTYPE_C32 = 16,
+    INFINI_DTYPE_C64 = 17,
+    INFINI_DTYPE_C128 = 18,
+    INFINI_DTYPE_BF16 = 19,
+} infiniDtype_t;
+
+#endif /* __INFINICORE_API_H__ */
