@@ -1,0 +1,100 @@
+/*
+ * core/layout.h - layouts folded at descriptor creation into plain structs
+ * that kernels take by value (no pointers, no allocation).
+ *
+ * Row layout: the row-wise operators (norms, softmax) see tensors of shape
+ * [rows..., N]. The row dimensions are merged where every tensor allows it
+ * (dimension j folds into j+1 when stride[j] == stride[j+1] * shape[j+1] for
+ * all tensors) and dimensions of length 1 dropped, so most calls become one
+ * row dimension with one row stride per tensor. Row r (row-major over the
+ * row dimensions) starts at element row_offset(L, t, r) of tensor t.
+ *
+ * Elementwise layout: output and input dimensions (input broadcast to the
+ * output's shape, broadcast dimensions given stride 0) are sorted by the
+ * output's strides and coalesced; the common contiguous case becomes one
+ * dimension of stride 1 for both.
+ */
+#ifndef INFINIOP_CORE_LAYOUT_H
+#define INFINIOP_CORE_LAYOUT_H
+
+#include "common.h"
+
+#if defined(__CUDACC__)
+#define INFINIOP_HD __host__ __device__ __forceinline__
+#else
+#define INFINIOP_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define INFINIOP_MAX_ROW_TENSORS 4
+
+typedef struct {
+    size_t nrows;                /* product of the row dimensions */
+    size_t ncols;                /* N, the length of each row */
+    int ntensors;
+    int ndims;                   /* merged row dimensions (0: at most one row) */
+    size_t shape[INFINIOP_MAX_DIMS];
+    ptrdiff_t stride[INFINIOP_MAX_ROW_TENSORS][INFINIOP_MAX_DIMS];
+    ptrdiff_t col_stride[INFINIOP_MAX_ROW_TENSORS]; /* 0 for rows-only tensors */
+} infiniopRowLayout;
+
+/* Build a row layout. row_shape has nrowdims entries; row_strides[t] points
+ * to tensor t's strides of those dimensions; col_strides[t] is its stride
+ * along the row (0 for a tensor that has one value per row, like layer
+ * norm's std). BAD_TENSOR_SHAPE (with op in the message) when more than
+ * INFINIOP_MAX_DIMS row dimensions stay after merging. */
+infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
+                                        size_t nrowdims, const size_t *row_shape, size_t ncols,
+                                        int ntensors, const ptrdiff_t *const *row_strides,
+                                        const ptrdiff_t *col_strides);
+
+/* Element offset of row r of tensor t. */
+INFINIOP_HD ptrdiff_t infiniop_row_offset(const infiniopRowLayout *L, int t, size_t r) {
+    ptrdiff_t off = 0;
+    for (int d = L->ndims - 1; d >= 0; --d) {
+        size_t n = L->shape[d];
+        off += (ptrdiff_t)(r % n) * L->stride[t][d];
+        r /= n;
+    }
+    return off;
+}
+
+typedef struct {
+    size_t n;                    /* number of output elements */
+    int ndim;                    /* coalesced dimensions */
+    size_t shape[INFINIOP_MAX_DIMS];
+    ptrdiff_t out_stride[INFINIOP_MAX_DIMS];
+    ptrdiff_t in_stride[INFINIOP_MAX_DIMS];
+    bool contiguous;             /* both are one dense run of n elements */
+    bool out_contiguous;         /* the output alone is one dense run */
+} infiniopEltLayout;
+
+/* Build an elementwise layout for out = f(in) where in's shape broadcasts to
+ * out's. BAD_TENSOR_SHAPE when it does not broadcast or too many dimensions
+ * stay after coalescing. */
+infiniStatus_t infiniop_elt_layout_init(infiniopEltLayout *L, const char *op,
+                                        const char *out_name, infiniopTensorDescriptor_t out,
+                                        const char *in_name, infiniopTensorDescriptor_t in);
+
+/* Offsets of linear element i (row-major over the coalesced shape). */
+INFINIOP_HD void infiniop_elt_offsets(const infiniopEltLayout *L, size_t i, ptrdiff_t *out_off, ptrdiff_t *in_off) {
+    ptrdiff_t o = 0, x = 0;
+    for (int d = L->ndim - 1; d >= 0; --d) {
+        size_t n = L->shape[d];
+        size_t k = i % n;
+        i /= n;
+        o += (ptrdiff_t)k * L->out_stride[d];
+        x += (ptrdiff_t)k * L->in_stride[d];
+    }
+    *out_off = o;
+    *in_off = x;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INFINIOP_CORE_LAYOUT_H */

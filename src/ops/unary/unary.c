@@ -1,0 +1,58 @@
+/* ops/unary/unary.c - validation and dispatch of silu and sigmoid. */
+#include "unary.h"
+
+infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniopUnaryKind kind,
+                                     infiniopHandle_t handle, struct InfiniopDescriptor **desc_ptr,
+                                     infiniopTensorDescriptor_t out, infiniopTensorDescriptor_t in) {
+    infiniStatus_t st;
+    if ((st = infiniop_check_handle(name, handle))) return st;
+    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: desc_ptr is NULL", name);
+    if ((st = infiniop_check_tensor(name, "output", out))) return st;
+    if ((st = infiniop_check_tensor(name, "input", in))) return st;
+    infiniDtype_t dt = out->dtype;
+    if (!infiniop_is_half_or_float(dt) && dt != INFINI_DTYPE_F64)
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: output dtype %s is not F16, BF16, F32 or F64",
+                              name, infiniop_dtype_name(dt));
+    if (in->dtype != dt)
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: input dtype %s differs from output dtype %s", name,
+                              infiniop_dtype_name(in->dtype), infiniop_dtype_name(dt));
+    if (!infiniop_tensor_is_non_overlapping(out))
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES,
+                              "%s: output: strides map several elements to one address", name);
+    infiniopUnaryInfo info;
+    if ((st = infiniop_elt_layout_init(&info.layout, name, "output", out, "input", in))) return st;
+    info.kind = kind;
+    info.dtype = dt;
+    info.out_span = infiniop_tensor_span(out);
+    info.in_span = infiniop_tensor_span(in);
+    info.same_layout = infiniop_tensor_same_layout(out, in);
+
+    infiniopUnaryDescriptor *d = infiniop_descriptor_new(sizeof *d, op, handle);
+    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", name);
+    d->info = info;
+    *desc_ptr = &d->base;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct InfiniopDescriptor *desc,
+                                  size_t workspace_size, void *out, const void *in, void *stream) {
+    infiniStatus_t st;
+    if ((st = infiniop_check_run(name, desc, op, workspace_size, 0))) return st;
+    const infiniopUnaryInfo *info = &((const infiniopUnaryDescriptor *)desc)->info;
+    if (info->layout.n == 0) return INFINI_STATUS_SUCCESS;
+    if (!out) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: output pointer is NULL", name);
+    if (!in) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: input pointer is NULL", name);
+    if ((st = infiniop_check_alias(name, "output", out, info->out_span, "input", in, info->in_span,
+                                   info->same_layout)))
+        return st;
+    switch (desc->device) {
+    case INFINI_DEVICE_CPU: return infiniop_unary_cpu(info, out, in);
+#ifdef INFINIOP_WITH_CUDA
+    case INFINI_DEVICE_NVIDIA: return infiniop_unary_cuda(info, desc->device_id, out, in, stream);
+#endif
+    default:
+        (void)stream;
+        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: device kind %d", name,
+                              (int)desc->device);
+    }
+}
