@@ -14,6 +14,7 @@ from ._ops import (
     causal_softmax,
     causal_softmax_,
     clear_cache,
+    device_count,
     layer_norm,
     sigmoid,
     sigmoid_,
@@ -41,5 +42,6 @@ __all__ = [
     "library_path",
     "clear_cache",
     "cache_info",
+    "device_count",
     "ENV_VAR",
 ]

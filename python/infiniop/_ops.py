@@ -30,6 +30,7 @@ __all__ = [
     "sigmoid_",
     "clear_cache",
     "cache_info",
+    "device_count",
 ]
 
 # ------------------------------------------------------------------ handles
@@ -110,6 +111,14 @@ _lock = threading.Lock()
 _handles: dict = {}
 _descs: "collections.OrderedDict" = collections.OrderedDict()
 _stats = {"hits": 0, "misses": 0}
+
+
+def device_count(device=Device.NVIDIA) -> int:
+    """Devices of a kind the library can use (0 when its backend is not built)."""
+    lib = _libmod.get_lib()
+    n = c_int(0)
+    st = lib.rt.infinirtGetDeviceCount(int(device), byref(n))
+    return n.value if st == 0 else 0
 
 
 def clear_cache() -> None:

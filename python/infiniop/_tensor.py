@@ -94,6 +94,10 @@ class Arg:
     __slots__ = ("obj", "kind", "ptr", "shape", "strides", "dtype", "device", "writeback", "np_dtype")
 
     def __init__(self, obj, kind, ptr, shape, strides, dtype, device, np_dtype=None):
+        if 0 in shape:
+            # An empty tensor's strides mean nothing (numpy 2 reports zeros):
+            # describe it as contiguous so no layout check trips on them.
+            strides = _contiguous_strides(shape)
         self.obj = obj
         self.kind = kind
         self.ptr = ptr
@@ -112,6 +116,14 @@ class Arg:
         """Copy a temporary output back into the user's array."""
         if self.writeback is not None:
             np.copyto(self.writeback, self.obj, casting="no")
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _describable(a: np.ndarray) -> bool:
@@ -193,11 +205,7 @@ def _from_cai(obj, name: str, output: bool) -> Arg:
     isz = dt_np.itemsize
     bstrides = cai.get("strides")
     if bstrides is None:
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= n
-        strides = tuple(reversed(strides))
+        strides = _contiguous_strides(shape)
     else:
         if any(s % isz for s in bstrides) or (ptr % isz):
             raise ValueError(f"infiniop: '{name}' has strides or a data address that are not element-aligned")

@@ -1,7 +1,13 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+try:  # the installed package, or else the source tree beside these tests
+    import infiniop  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Running from a source checkout: use its build/ unless told otherwise, so
 # that an installed (non-editable) package still finds the fresh libraries.
