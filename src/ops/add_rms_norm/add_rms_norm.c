@@ -1,0 +1,136 @@
+/*
+ * ops/add_rms_norm/add_rms_norm.c - the public add_rms_norm entry points:
+ * validate once into infiniopAddRMSNormInfo, then dispatch by device.
+ */
+#include "add_rms_norm.h"
+
+#include <math.h>
+
+#define OP "add_rms_norm"
+
+typedef struct {
+    struct InfiniopDescriptor base;
+    infiniopAddRMSNormInfo info;
+} Descriptor;
+
+static bool weight_type_ok(infiniDtype_t a, infiniDtype_t w) {
+    if (a == INFINI_DTYPE_F32) return w == INFINI_DTYPE_F32;
+    return w == INFINI_DTYPE_F16 || w == INFINI_DTYPE_BF16 || w == INFINI_DTYPE_F32;
+}
+
+__C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t handle,
+                                                               infiniopAddRMSNormDescriptor_t *desc_ptr,
+                                                               infiniopTensorDescriptor_t y_desc,
+                                                               infiniopTensorDescriptor_t residual_out_desc,
+                                                               infiniopTensorDescriptor_t a_desc,
+                                                               infiniopTensorDescriptor_t b_desc,
+                                                               infiniopTensorDescriptor_t weight_desc, float epsilon) {
+    infiniStatus_t st;
+    if ((st = infiniop_check_handle(OP, handle))) return st;
+    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": desc_ptr is NULL");
+    const char *names[4] = {"y", "residual_out", "a", "b"};
+    infiniopTensorDescriptor_t t[4] = {y_desc, residual_out_desc, a_desc, b_desc};
+    for (int i = 0; i < 4; ++i)
+        if ((st = infiniop_check_tensor(OP, names[i], t[i]))) return st;
+    if ((st = infiniop_check_tensor(OP, "weight", weight_desc))) return st;
+
+    infiniDtype_t at = a_desc->dtype, wt = weight_desc->dtype;
+    if (!infiniop_is_half_or_float(at))
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, OP ": a: dtype %s is not F16, BF16 or F32",
+                              infiniop_dtype_name(at));
+    for (int i = 0; i < 4; ++i)
+        if (t[i]->dtype != at)
+            return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, OP ": %s: dtype %s differs from a's %s", names[i],
+                                  infiniop_dtype_name(t[i]->dtype), infiniop_dtype_name(at));
+    if (!weight_type_ok(at, wt))
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, OP ": weight: dtype %s is not allowed with %s activations",
+                              infiniop_dtype_name(wt), infiniop_dtype_name(at));
+
+    size_t ndim = a_desc->ndim;
+    if (ndim == 0) return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": a: ndim is 0, at least 1 is needed");
+    for (int i = 0; i < 4; ++i) {
+        if (t[i]->ndim != ndim)
+            return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": %s: ndim %zu differs from a's %zu", names[i],
+                                  t[i]->ndim, ndim);
+        for (size_t k = 0; k < ndim; ++k)
+            if (t[i]->shape[k] != a_desc->shape[k])
+                return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": %s: shape[%zu] is %zu but a's is %zu",
+                                      names[i], k, t[i]->shape[k], a_desc->shape[k]);
+    }
+    size_t D = a_desc->shape[ndim - 1];
+    if (D == 0) return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": a: the normalised dimension %zu has length 0", ndim - 1);
+    if (weight_desc->ndim != 1 || weight_desc->shape[0] != D)
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": weight: shape must be [%zu] (ndim 1), got ndim %zu%s",
+                              D, weight_desc->ndim, weight_desc->ndim == 1 ? " with another length" : "");
+    for (int i = 0; i < 4; ++i)
+        if (D > 1 && t[i]->strides[ndim - 1] != 1)
+            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: stride of the last dimension is %td, must be 1",
+                                  names[i], t[i]->strides[ndim - 1]);
+    for (int i = 0; i < 2; ++i)
+        if (!infiniop_tensor_is_non_overlapping(t[i]))
+            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: strides map several elements to one address",
+                                  names[i]);
+    if (!(epsilon >= 0.0f) || isinf(epsilon))
+        return infiniop_error(INFINI_STATUS_BAD_PARAM, OP ": epsilon %g must be finite and >= 0", (double)epsilon);
+
+    infiniopAddRMSNormInfo info;
+    const ptrdiff_t *row_strides[4];
+    ptrdiff_t col_strides[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 4; ++i) row_strides[i] = t[i]->strides;
+    if ((st = infiniop_row_layout_init(&info.rows, OP, ndim - 1, a_desc->shape, D, 4, row_strides, col_strides)))
+        return st;
+    info.atype = at;
+    info.wtype = wt;
+    info.w_stride = weight_desc->strides[0];
+    info.epsilon = epsilon;
+    for (int i = 0; i < 4; ++i) info.span[i] = infiniop_tensor_span(t[i]);
+    info.span[4] = infiniop_tensor_span(weight_desc);
+    for (int o = 0; o < 2; ++o)
+        for (int i = 0; i < 2; ++i) info.same_layout[o][i] = infiniop_tensor_same_layout(t[o], t[2 + i]);
+
+    Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_ADD_RMS_NORM, handle);
+    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");
+    d->info = info;
+    *desc_ptr = &d->base;
+    return INFINI_STATUS_SUCCESS;
+}
+
+__C __export infiniStatus_t infiniopGetAddRMSNormWorkspaceSize(infiniopAddRMSNormDescriptor_t desc, size_t *size) {
+    return infiniop_workspace_size(OP, desc, INFINIOP_OP_ADD_RMS_NORM, size);
+}
+
+__C __export infiniStatus_t infiniopAddRMSNorm(infiniopAddRMSNormDescriptor_t desc, void *workspace,
+                                               size_t workspace_size, void *y, void *residual_out, const void *a,
+                                               const void *b, const void *weight, void *stream) {
+    (void)workspace;
+    infiniStatus_t st;
+    if ((st = infiniop_check_run(OP, desc, INFINIOP_OP_ADD_RMS_NORM, workspace_size, 0))) return st;
+    const infiniopAddRMSNormInfo *info = &((const Descriptor *)desc)->info;
+    if (info->rows.nrows == 0) return INFINI_STATUS_SUCCESS;
+    const void *ptr[5] = {y, residual_out, a, b, weight};
+    const char *names[5] = {"y", "residual_out", "a", "b", "weight"};
+    for (int i = 0; i < 5; ++i)
+        if (!ptr[i]) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": %s pointer is NULL", names[i]);
+    /* Outputs: exactly a or b, or apart from every other tensor. */
+    for (int o = 0; o < 2; ++o)
+        for (int i = 0; i < 5; ++i) {
+            if (i == o) continue;
+            bool same = i >= 2 && i <= 3 && info->same_layout[o][i - 2];
+            if ((st = infiniop_check_alias(OP, names[o], ptr[o], info->span[o], names[i], ptr[i], info->span[i], same)))
+                return st;
+        }
+    switch (desc->device) {
+    case INFINI_DEVICE_CPU: return infiniop_add_rms_norm_cpu(info, y, residual_out, a, b, weight);
+#ifdef INFINIOP_WITH_CUDA
+    case INFINI_DEVICE_NVIDIA:
+        return infiniop_add_rms_norm_cuda(info, desc->device_id, y, residual_out, a, b, weight, stream);
+#endif
+    default:
+        (void)stream;
+        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, OP ": device kind %d", (int)desc->device);
+    }
+}
+
+__C __export infiniStatus_t infiniopDestroyAddRMSNormDescriptor(infiniopAddRMSNormDescriptor_t desc) {
+    return infiniop_descriptor_destroy(OP, desc, INFINIOP_OP_ADD_RMS_NORM);
+}

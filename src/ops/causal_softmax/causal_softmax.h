@@ -1,0 +1,39 @@
+/*
+ * ops/causal_softmax/causal_softmax.h - what the descriptor folds the
+ * tensors into, and the backend kernels that consume it.
+ */
+#ifndef INFINIOP_OPS_CAUSAL_SOFTMAX_H
+#define INFINIOP_OPS_CAUSAL_SOFTMAX_H
+
+#include "core/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { CS_Y = 0, CS_X = 1 };
+
+typedef struct {
+    infiniopRowLayout rows;  /* y, x: rows are [..., S], row length T */
+    infiniDtype_t dtype;
+    size_t S;                /* row r is query r % S: it sees columns j <= r % S + (T - S) */
+    infiniopSpan span[2];    /* y, x */
+    bool same_layout;        /* y exactly like x: in-place allowed */
+} infiniopCausalSoftmaxInfo;
+
+/* Number of visible columns of row r. */
+INFINIOP_HD size_t infiniop_causal_visible(const infiniopCausalSoftmaxInfo *info, size_t r) {
+    return r % info->S + (info->rows.ncols - info->S) + 1;
+}
+
+infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info, void *y, const void *x);
+#ifdef INFINIOP_WITH_CUDA
+infiniStatus_t infiniop_causal_softmax_cuda(const infiniopCausalSoftmaxInfo *info, int device_id, void *y,
+                                            const void *x, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INFINIOP_OPS_CAUSAL_SOFTMAX_H */

@@ -1,0 +1,38 @@
+/*
+ * ops/layer_norm/layer_norm.h - what the descriptor folds the tensors into,
+ * and the backend kernels that consume it.
+ */
+#ifndef INFINIOP_OPS_LAYER_NORM_H
+#define INFINIOP_OPS_LAYER_NORM_H
+
+#include "core/layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tensor numbers in the row layout (LN_STD has one value per row). */
+enum { LN_OUT = 0, LN_STDZ = 1, LN_IN = 2, LN_STD = 3 };
+
+typedef struct {
+    infiniopRowLayout rows;  /* output, input_standardization, input, input_std_deviation */
+    infiniDtype_t dtype;     /* every tensor */
+    ptrdiff_t w_stride, b_stride;
+    bool has_bias;
+    float eps;
+    infiniopSpan span[6];    /* output, input_standardization, input_std_deviation, input, weight, bias */
+    bool same_layout[2];     /* output / input_standardization exactly like input */
+} infiniopLayerNormInfo;
+
+infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *out, void *stdz, void *std,
+                                       const void *in, const void *w, const void *b);
+#ifdef INFINIOP_WITH_CUDA
+infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out, void *stdz,
+                                        void *std, const void *in, const void *w, const void *b, void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INFINIOP_OPS_LAYER_NORM_H */
