@@ -63,7 +63,7 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": weight: shape must be [%zu] (ndim 1), got ndim %zu%s",
                               D, weight_desc->ndim, weight_desc->ndim == 1 ? " with another length" : "");
     for (int i = 0; i < 4; ++i)
-        if (D > 1 && t[i]->strides[ndim - 1] != 1)
+        if (D > 1 && t[i]->numel > 0 && t[i]->strides[ndim - 1] != 1)
             return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: stride of the last dimension is %td, must be 1",
                                   names[i], t[i]->strides[ndim - 1]);
     for (int i = 0; i < 2; ++i)
