@@ -1,0 +1,271 @@
+/*
+ * unary_test.c - randomised tests of an elementwise operator y = f(x).
+ *
+ * Tolerances (SPEC 2, silu and sigmoid):
+ *  - F32 and F64: within 4 ulp of the correctly rounded value. The
+ *    reference is computed in long double and rounded once to the output
+ *    type, so it is the correctly rounded value (up to ties). A float32
+ *    1/(1+expf(-x)) costs about 1 ulp for expf plus 0.5 for each of the add
+ *    and the divide (and 0.5 more for silu's product): 4 ulp is "a few".
+ *    Exact results in the subnormal range of F32/BF16/F64 may be off by up
+ *    to the smallest normal (tl_close_ulp): relative accuracy there is not
+ *    meaningful and flush-to-zero arithmetic is common.
+ *  - F16 and BF16: within 1 ulp of the reference rounded to the output type
+ *    (the float32 result rounded once is within 0.5 ulp of the float32
+ *    result, which is a few float32 ulp from the exact value: at most one
+ *    output ulp from the correctly rounded value).
+ *  - NaN in gives NaN out; no other input gives NaN; +-inf and huge inputs
+ *    give the limits (sigmoid(-inf) = 0, sigmoid(+inf) = 1, silu(-inf) = 0,
+ *    silu(+inf) = +inf).
+ */
+#include "unary_test.h"
+#include "reference.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const infiniDtype_t k_dtypes[] = {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64};
+
+typedef struct {
+    infiniDtype_t dt;
+    size_t ondim, oshape[TL_MAXDIM];
+    ptrdiff_t ostrides[TL_MAXDIM];
+    int ostrides_null;
+    size_t indim, ishape[TL_MAXDIM];
+    ptrdiff_t istrides[TL_MAXDIM];
+    int istrides_null;
+    int inplace;
+    int special;   /* inject special values */
+    double lo, hi; /* value range */
+    size_t opad, ipad;
+} ucase;
+
+static const double k_special[] = {
+    0.0, -0.0, 1e-3, -1e-3, 0.5, -0.5, 1, -1, 2, -2, 5, -5, 10, -10, 15, -15, 17, -17, 20, -20, 30, -30,
+    50, -50, 87, -87, 88.7, -88.7, 89, -89, 100, -100, 103, -103, 104, -104, 110, -110, 150, -150, 700, -700,
+    709, -709, 710, -710, 745, -745, 746, -746, 1000, -1000, 1e4, -1e4, 65504, -65504, 1e30, -1e30, 1e300,
+    -1e300, 1e-30, -1e-30, 1e-40, -1e-40, 1e-310, -1e-310, INFINITY, -INFINITY, NAN,
+};
+
+static void describe(const ucase *c, char *buf, size_t n, const char *op) {
+    char a[96], b[96], d[96], e[96];
+    snprintf(buf, n, "%s %s out %s%s in %s%s%s%s", op, tl_dtype_name(c->dt),
+             tl_fmt_dims(a, sizeof a, c->ondim, c->oshape),
+             c->ostrides_null ? "(NULL strides)" : tl_fmt_strides(b, sizeof b, c->ondim, c->ostrides),
+             tl_fmt_dims(d, sizeof d, c->indim, c->ishape),
+             c->istrides_null ? "(NULL strides)" : tl_fmt_strides(e, sizeof e, c->indim, c->istrides),
+             c->inplace ? " in-place" : "", c->special ? " special-values" : "");
+}
+
+static void run_case(const unary_op_t *op, const ucase *c, tl_rng *rng) {
+    char name[512];
+    describe(c, name, sizeof name, op->name);
+    tl_case_begin("%s", name);
+    tl_tensor out, in;
+    tl_tensor *x = &in, *y = &out;
+    if (tl_tensor_init_pad(&in, c->dt, c->indim, c->ishape, c->istrides_null ? NULL : c->istrides, c->ipad)) {
+        tl_tensor_free(&in);
+        tl_case_end();
+        return;
+    }
+    if (c->inplace) y = x;
+    else if (tl_tensor_init_pad(&out, c->dt, c->ondim, c->oshape, c->ostrides_null ? NULL : c->ostrides, c->opad)) {
+        tl_tensor_free(&in);
+        tl_tensor_free(&out);
+        tl_case_end();
+        return;
+    }
+    tl_tensor_fill_random(x, rng, c->lo, c->hi);
+    if (c->special) {
+        size_t ns = sizeof k_special / sizeof k_special[0];
+        for (size_t i = 0; i < x->numel; i++) {
+            if (i < ns || tl_rng_chance(rng, 0.3)) tl_tensor_set(x, i, k_special[i < ns ? i : tl_rng_below(rng, ns)]);
+        }
+        /* the smallest subnormal and the largest finite value of the type */
+        if (x->numel > 2 && c->dt != INFINI_DTYPE_F64) {
+            tl_tensor_set(x, x->numel - 1, tl_ulp(c->dt, 0.0));
+            tl_tensor_set(x, x->numel - 2, -tl_ulp(c->dt, 0.0));
+        }
+    }
+    if (!c->inplace) tl_tensor_poison(y);
+
+    struct InfiniopDescriptor *desc = NULL;
+    if (!TL_OK(op->create(tl_handle, &desc, y->desc, x->desc))) goto done;
+    size_t ws = 1234;
+    TL_OK(op->workspace(desc, &ws));
+    TL_CHECK(ws == 0, "workspace size %zu, SPEC target is 0", ws);
+    tl_tensor_upload(x);
+    if (y != x) tl_tensor_upload(y);
+    void *wsp = NULL;
+    if (ws) wsp = NULL; /* a workspace would need device memory; 0 expected */
+    if (TL_OK(op->run(desc, wsp, 0, tl_tensor_ptr(y), tl_tensor_ptr(x), NULL))) {
+        tl_sync();
+        tl_tensor_download(y);
+        if (y != x) tl_tensor_check_untouched(x, "input", 0);
+        tl_tensor_check_untouched(y, "output", 1);
+        /* reference from the pre-call snapshot of the input */
+        ref_view_t xv = {x->snap + TL_GUARD_BYTES + (size_t)(-x->min_off) * x->esize, c->dt, x->ndim, x->shape,
+                         x->strides};
+        long double *ref = malloc(sizeof(long double) * (y->numel ? y->numel : 1));
+        if (y->numel) {
+            if (op->ref == ref_silu_scalar) ref_silu(&xv, y->ndim, y->shape, ref);
+            else ref_sigmoid(&xv, y->ndim, y->shape, ref);
+        }
+        size_t bad = 0;
+        for (size_t i = 0; i < y->numel; i++) {
+            void *p = tl_tensor_host_elem(y, i);
+            if (tl_is_poison(c->dt, p)) {
+                if (bad++ < 5) tl_fail("output element %zu never written", i);
+                continue;
+            }
+            double got = tl_load(c->dt, p);
+            double want = (double)ref[i];
+            if (!tl_close_ulp(c->dt, got, want, 4.0)) {
+                if (bad++ < 5) {
+                    /* find the input value for the message */
+                    tl_fail("element %zu: got %.9g, want %.9g (%.17Lg exact; rounded %.9g, ulp distance %g)", i,
+                            got, want, ref[i], tl_round_to(c->dt, want),
+                            tl_ulp_distance(c->dt, got, tl_round_to(c->dt, want)));
+                }
+            }
+        }
+        if (bad > 5) tl_fail("%zu of %zu elements wrong", bad, y->numel);
+        free(ref);
+    }
+    TL_OK(op->destroy(desc));
+done:
+    if (y != x) tl_tensor_free(y);
+    tl_tensor_free(x);
+    tl_case_end();
+}
+
+/* Out shape and a layout; then the input: same layout, another layout,
+ * broadcast (shape or stride 0), or the same tensor (in-place). */
+static void random_case(tl_rng *r, ucase *c, size_t max_numel) {
+    memset(c, 0, sizeof *c);
+    c->dt = k_dtypes[tl_rng_below(r, 4)];
+    c->ondim = tl_rng_below(r, 6);
+    tl_random_dims(r, c->ondim, c->oshape, max_numel);
+    if (c->ondim && tl_rng_chance(r, 0.4)) { /* one dim of an odd size */
+        size_t d = tl_rng_below(r, c->ondim);
+        size_t n = tl_odd_sizes[tl_rng_below(r, 5)];
+        for (size_t i = 0; i < c->ondim; i++) if (i != d) c->oshape[i] = 1 + (tl_rng_chance(r, 0.2) ? 1 : 0);
+        while (n > max_numel) n /= 3;
+        c->oshape[d] = n;
+    }
+    if (c->ondim && tl_rng_chance(r, 0.05)) c->oshape[tl_rng_below(r, c->ondim)] = 0; /* empty */
+    unsigned all = TL_L_PAD | TL_L_PERMUTE_ALL | TL_L_LAST_STRIDED | TL_L_NEG_LEAD | TL_L_NEG_LAST;
+    if (tl_rng_chance(r, 0.3)) {
+        c->ostrides_null = 1;
+        tl_contiguous_strides(c->ondim, c->oshape, c->ostrides);
+    } else {
+        tl_make_strides(r, c->ondim, c->oshape, all, c->ostrides);
+    }
+    c->opad = tl_rng_chance(r, 0.3) ? tl_rng_below(r, 4) : 0;
+    c->ipad = tl_rng_chance(r, 0.3) ? tl_rng_below(r, 4) : 0;
+    int kind = (int)tl_rng_below(r, 4);
+    c->indim = c->ondim;
+    memcpy(c->ishape, c->oshape, sizeof c->ishape);
+    switch (kind) {
+    case 0: /* same layout */
+        memcpy(c->istrides, c->ostrides, sizeof c->istrides);
+        c->istrides_null = c->ostrides_null;
+        break;
+    case 1: /* another layout, maybe with stride-0 (broadcast) dims */
+        tl_make_strides(r, c->indim, c->ishape, all | TL_L_ZERO_LEAD, c->istrides);
+        if (c->indim && tl_rng_chance(r, 0.1)) c->istrides[c->indim - 1] = 0;
+        break;
+    case 2: /* shape broadcasting: fewer dims and/or dims of size 1 */
+        c->indim = tl_rng_below(r, c->ondim + 1);
+        for (size_t i = 0; i < c->indim; i++) {
+            size_t od = c->ondim - c->indim + i;
+            c->ishape[i] = tl_rng_chance(r, 0.5) ? 1 : c->oshape[od];
+        }
+        tl_make_strides(r, c->indim, c->ishape, all, c->istrides);
+        break;
+    default:
+        c->inplace = 1;
+        memcpy(c->istrides, c->ostrides, sizeof c->istrides);
+        c->istrides_null = c->ostrides_null;
+        c->ipad = c->opad;
+        break;
+    }
+    double ranges[][2] = {{-8, 8}, {-1, 1}, {-30, 30}, {-120, 120}, {-1e4, 1e4}};
+    size_t k = tl_rng_below(r, 5);
+    c->lo = ranges[k][0];
+    c->hi = ranges[k][1];
+    c->special = tl_rng_chance(r, 0.15);
+}
+
+int unary_test_main(int argc, char **argv, const unary_op_t *op) {
+    char prog[64];
+    snprintf(prog, sizeof prog, "test_%s", op->name);
+    tl_init(argc, argv, prog);
+    tl_rng rng;
+    tl_rng_seed(&rng, tl_seed);
+    double t0 = tl_now();
+    ucase c;
+
+    /* Directed cases first: every dtype x {special values, 0-d, 0-d
+     * broadcast, odd contiguous sizes, empty, in-place}. */
+    for (size_t di = 0; di < 4; di++) {
+        infiniDtype_t dt = k_dtypes[di];
+        /* special values, contiguous and reversed */
+        for (int rev = 0; rev < 2; rev++) {
+            memset(&c, 0, sizeof c);
+            c.dt = dt; c.ondim = c.indim = 1; c.oshape[0] = c.ishape[0] = 200;
+            c.ostrides[0] = 1; c.istrides[0] = rev ? -1 : 1;
+            c.special = 1; c.lo = -50; c.hi = 50;
+            run_case(op, &c, &rng);
+        }
+        /* 0-d */
+        memset(&c, 0, sizeof c);
+        c.dt = dt; c.lo = -5; c.hi = 5;
+        run_case(op, &c, &rng);
+        c.inplace = 1;
+        run_case(op, &c, &rng);
+        /* 0-d input broadcast to [3, 5] */
+        memset(&c, 0, sizeof c);
+        c.dt = dt; c.lo = -5; c.hi = 5; c.ondim = 2; c.oshape[0] = 3; c.oshape[1] = 5;
+        tl_contiguous_strides(2, c.oshape, c.ostrides);
+        run_case(op, &c, &rng);
+        /* [4,1] input broadcast to [4, 127] (numpy rules), and [127] to [4,127] */
+        c.indim = 2; c.ishape[0] = 4; c.ishape[1] = 1; c.oshape[0] = 4; c.oshape[1] = 127;
+        tl_contiguous_strides(2, c.oshape, c.ostrides);
+        tl_contiguous_strides(2, c.ishape, c.istrides);
+        run_case(op, &c, &rng);
+        c.indim = 1; c.ishape[0] = 127; c.istrides[0] = 1;
+        run_case(op, &c, &rng);
+        /* stride-0 broadcast: input [4,127] with strides (0,1) */
+        c.indim = 2; c.ishape[0] = 4; c.ishape[1] = 127; c.istrides[0] = 0; c.istrides[1] = 1;
+        run_case(op, &c, &rng);
+        /* odd contiguous sizes, NULL strides; unaligned starts */
+        for (size_t k = 0; k < 5; k++) {
+            memset(&c, 0, sizeof c);
+            c.dt = dt; c.lo = -10; c.hi = 10; c.ondim = c.indim = 1;
+            c.oshape[0] = c.ishape[0] = tl_odd_sizes[k] * (tl_quick ? 1 : 3);
+            c.ostrides_null = c.istrides_null = 1;
+            c.opad = k & 1; c.ipad = (k >> 1) & 1;
+            run_case(op, &c, &rng);
+            c.inplace = 1; c.ipad = c.opad;
+            run_case(op, &c, &rng);
+        }
+        /* empty: a 0-length dim */
+        memset(&c, 0, sizeof c);
+        c.dt = dt; c.lo = -1; c.hi = 1; c.ondim = c.indim = 3;
+        c.oshape[0] = c.ishape[0] = 4; c.oshape[1] = c.ishape[1] = 0; c.oshape[2] = c.ishape[2] = 5;
+        c.ostrides_null = c.istrides_null = 1;
+        run_case(op, &c, &rng);
+    }
+
+    size_t ncases = tl_quick ? 60 : 400;
+    size_t max_numel = tl_quick ? (1u << 14) : (1u << 18);
+    for (size_t i = 0; i < ncases; i++) {
+        random_case(&rng, &c, max_numel);
+        run_case(op, &c, &rng);
+    }
+    printf("%s: %.2f s\n", prog, tl_now() - t0);
+    return tl_finish();
+}
