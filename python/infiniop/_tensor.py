@@ -137,28 +137,28 @@ def _describable(a: np.ndarray) -> bool:
     return all(s % isz == 0 for s in a.strides)
 
 
+_NP_CACHE: dict = {}
+_CPU = (Device.CPU, 0)
+
+
 def _from_numpy(a: np.ndarray, name: str, output: bool) -> Arg:
-    dt = numpy_dtype_to_infini(a.dtype)
-    if output and not a.flags.writeable:
+    dtype = a.dtype
+    dt = _NP_CACHE.get(dtype)
+    if dt is None:
+        dt = _NP_CACHE[dtype] = numpy_dtype_to_infini(dtype)
+    flags = a.flags
+    if output and not flags.writeable:
         raise ValueError(f"infiniop: output '{name}' is a read-only array")
     writeback = None
-    if not _describable(a):
+    if not ((flags.c_contiguous and flags.aligned and dtype.isnative) or _describable(a)):
         if output:
             writeback = a
-            a = np.empty(a.shape, dtype=a.dtype.newbyteorder("="))
+            a = np.empty(a.shape, dtype=dtype.newbyteorder("="))
         else:
-            a = np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)
-    isz = a.dtype.itemsize
-    arg = Arg(
-        a,
-        "numpy",
-        a.__array_interface__["data"][0],
-        a.shape,
-        tuple(s // isz for s in a.strides),
-        dt,
-        (Device.CPU, 0),
-        a.dtype,
-    )
+            a = np.array(a, dtype=dtype.newbyteorder("="), order="C", copy=True)
+        dtype = a.dtype
+    isz = dtype.itemsize
+    arg = Arg(a, "numpy", a.ctypes.data, a.shape, tuple([s // isz for s in a.strides]), dt, _CPU, dtype)
     arg.writeback = writeback
     return arg
 
