@@ -36,6 +36,12 @@ size_t infiniop_dtype_size(infiniDtype_t dtype);
 /* "F16", "BF16", ...; "unknown" for values that are not dtypes. */
 const char *infiniop_dtype_name(infiniDtype_t dtype);
 
+/* Free the memory of a destroyed object (tag already cleared) after a delay:
+ * the last few hundred destroyed objects stay allocated, so a stale pointer
+ * to one of them is answered with BAD_PARAM instead of a read of freed
+ * memory (core/retire.c). */
+void infiniop_retire(void *p);
+
 /* ---------------------------------------------------------------- tensors */
 #define INFINIOP_TENSOR_MAGIC 0x54656e73u /* "Tens" */
 

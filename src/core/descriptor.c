@@ -38,7 +38,7 @@ infiniStatus_t infiniop_descriptor_destroy(const char *opname, struct InfiniopDe
     infiniStatus_t st = infiniop_check_descriptor(opname, desc, op);
     if (st != INFINI_STATUS_SUCCESS) return st;
     desc->magic = 0;
-    free(desc);
+    infiniop_retire(desc);
     return INFINI_STATUS_SUCCESS;
 }
 

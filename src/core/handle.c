@@ -36,7 +36,7 @@ __C __export infiniStatus_t infiniopDestroyHandle(infiniopHandle_t handle) {
     infiniStatus_t st = infiniop_check_handle("infiniopDestroyHandle", handle);
     if (st != INFINI_STATUS_SUCCESS) return st;
     handle->magic = 0;
-    free(handle);
+    infiniop_retire(handle);
     return INFINI_STATUS_SUCCESS;
 }
 

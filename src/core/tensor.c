@@ -85,7 +85,7 @@ __C __export infiniStatus_t infiniopDestroyTensorDescriptor(infiniopTensorDescri
     infiniStatus_t st = infiniop_check_tensor("infiniopDestroyTensorDescriptor", "desc", desc);
     if (st != INFINI_STATUS_SUCCESS) return st;
     desc->magic = 0;
-    free(desc);
+    infiniop_retire(desc);
     return INFINI_STATUS_SUCCESS;
 }
 
