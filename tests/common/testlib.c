@@ -702,3 +702,25 @@ int tl_close_ulp(infiniDtype_t dt, double got, double ref, double max_ulp) {
         if (fabs(got - ref) <= tl_min_normal(dt)) return 1;
     return tl_ulp_distance(dt, got, rr) <= (half ? 1.0 : max_ulp);
 }
+
+size_t tl_check_close(const tl_tensor *t, const char *name, const double *ref,
+                      double (*tol)(size_t i, double ref, void *ctx), void *ctx) {
+    size_t bad = 0;
+    for (size_t i = 0; i < t->numel; i++) {
+        const void *p = tl_tensor_host_elem(t, i);
+        if (tl_is_poison(t->dtype, p)) {
+            if (bad++ < 4) tl_fail("%s: element %zu never written (want %.9g)", name, i, ref[i]);
+            continue;
+        }
+        double got = tl_load(t->dtype, p);
+        double tl = tol(i, ref[i], ctx);
+        int ok;
+        if (tl < 0) ok = ref[i] == 0.0 ? (got == 0.0 && !signbit(got)) : got == ref[i];
+        else ok = tl_close(t->dtype, got, ref[i], tl);
+        if (!ok && bad++ < 4)
+            tl_fail("%s: element %zu: got %.9g, want %.9g (allowed %s%.3g, error %.3g)", name, i, got, ref[i],
+                    tl < 0 ? "exactly, " : "", tl < 0 ? 0.0 : tl, fabs(got - ref[i]));
+    }
+    if (bad > 4) tl_fail("%s: %zu of %zu elements wrong", name, bad, t->numel);
+    return bad;
+}

@@ -175,6 +175,14 @@ int tl_close(infiniDtype_t dt, double got, double ref, double tol32);
  * within 1 ulp of ref rounded to dt. */
 int tl_close_ulp(infiniDtype_t dt, double got, double ref, double max_ulp);
 
+/* Check every element of t against ref[i] (row-major over t's shape) with
+ * tl_close(t->dtype, got, ref[i], tol(i, ref[i], ctx)). A negative tolerance
+ * demands exactly ref[i] (and +0.0 bits for a zero ref). Poison (never
+ * written) is reported as such. Returns the number of bad elements; reports
+ * the first few with their values. */
+size_t tl_check_close(const tl_tensor *t, const char *name, const double *ref,
+                      double (*tol)(size_t i, double ref, void *ctx), void *ctx);
+
 /* Machine epsilon of float32 (2^-23) and float64. */
 #define TL_EPS32 1.1920928955078125e-07
 #define TL_EPS64 2.220446049250313e-16

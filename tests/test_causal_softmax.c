@@ -1,0 +1,234 @@
+/*
+ * test_causal_softmax.c - randomised tests of infiniopCausalSoftmax against
+ * the float64 reference (common/reference.c).
+ *
+ * Tolerances (SPEC 2: float32 arithmetic, one rounding per output):
+ *  - masked entries (j > i + T - S): exactly +0.0, whatever x holds there
+ *    (the tests put NaN and +-inf under the mask now and then);
+ *  - visible entries: y = exp(x - m) / sum. The float32 sum of up to T
+ *    terms in (0, 1] has a relative error below about sqrt(T) eps32 for
+ *    any practical summation order; expf costs ~2 ulp and its argument
+ *    x - m carries an absolute error up to eps32 |x - m| (rounding of the
+ *    difference, or of a log2(e) pre-scaling), which is a relative error
+ *    of the same size in the result. Hence, for F32 outputs,
+ *        |y - ref| <= ((16 + 2 sqrt(Tvis)) eps32 + 2 eps32 |x - m|) |ref|
+ *                     + 2^-126   (outputs in float32's subnormal range)
+ *    and for F16/BF16 outputs the same plus 1 ulp of the output type.
+ *  - NaN among the visible entries makes every visible entry of the row NaN
+ *    (+inf visible: the reference's inf - inf = NaN makes the row NaN too).
+ */
+#include "reference.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const infiniDtype_t k_dtypes[] = {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32};
+
+typedef struct {
+    infiniDtype_t dt;
+    size_t ndim, shape[TL_MAXDIM];
+    ptrdiff_t ys[TL_MAXDIM], xs[TL_MAXDIM];
+    int null_strides, inplace;
+    double lo, hi;
+    int special; /* 0 none, 1 NaN/inf under the mask, 2 NaN visible, 3 -inf visible, 4 +inf visible */
+    size_t ypad, xpad;
+} scase;
+
+typedef struct {
+    size_t S, T;
+    const double *absdiff; /* |x - m| per element (0 for masked) */
+} tolctx;
+
+static double tol_y(size_t i, double ref, void *vctx) {
+    tolctx *c = vctx;
+    size_t col = i % c->T, row = (i / c->T) % c->S;
+    size_t vis = row + (c->T - c->S) + 1;
+    if (col >= vis) return -1.0; /* exact zero */
+    double K = 16.0 + 2.0 * sqrt((double)vis);
+    return (K + 2.0 * c->absdiff[i]) * TL_EPS32 * fabs(ref) + 0x1p-126;
+}
+
+static void run_case(const scase *c, tl_rng *rng) {
+    char b0[96], b1[96], b2[96];
+    static const char *sp[] = {"", " masked-NaN/inf", " visible-NaN", " visible-(-inf)", " visible-(+inf)"};
+    tl_case_begin("causal_softmax %s shape %s y%s x%s%s%s%s", tl_dtype_name(c->dt),
+                  tl_fmt_dims(b0, sizeof b0, c->ndim, c->shape),
+                  c->null_strides ? "(NULL)" : tl_fmt_strides(b1, sizeof b1, c->ndim, c->ys),
+                  c->null_strides ? "(NULL)" : tl_fmt_strides(b2, sizeof b2, c->ndim, c->xs),
+                  c->inplace ? " in-place" : "", sp[c->special], c->hi > 100 ? " large-logits" : "");
+    tl_tensor xt, yt;
+    memset(&yt, 0, sizeof yt);
+    tl_tensor *x = &xt, *y = c->inplace ? &xt : &yt;
+    size_t S = c->shape[c->ndim - 2], T = c->shape[c->ndim - 1];
+    int err = tl_tensor_init_pad(x, c->dt, c->ndim, c->shape, c->null_strides ? NULL : c->xs, c->xpad);
+    if (!c->inplace) err |= tl_tensor_init_pad(y, c->dt, c->ndim, c->shape, c->null_strides ? NULL : c->ys, c->ypad);
+    if (err) goto done;
+    tl_tensor_fill_random(x, rng, c->lo, c->hi);
+    if (c->special && x->numel) {
+        size_t rows = x->numel / T;
+        for (size_t r = 0; r < rows; r++) {
+            size_t i = r % S, vis = i + (T - S) + 1;
+            if (c->special == 1 && vis < T) {
+                static const double junk[] = {NAN, INFINITY, -INFINITY, 1e4};
+                for (size_t j = vis; j < T; j++)
+                    if (tl_rng_chance(rng, 0.5)) tl_tensor_set(x, r * T + j, junk[tl_rng_below(rng, 4)]);
+            } else if (c->special == 2 && tl_rng_chance(rng, 0.3)) {
+                tl_tensor_set(x, r * T + tl_rng_below(rng, vis), NAN);
+            } else if (c->special == 3 && vis > 1) {
+                /* some visible -inf, at least one finite visible entry left */
+                size_t keep = tl_rng_below(rng, vis);
+                for (size_t j = 0; j < vis; j++)
+                    if (j != keep && tl_rng_chance(rng, 0.4)) tl_tensor_set(x, r * T + j, -INFINITY);
+            } else if (c->special == 4 && tl_rng_chance(rng, 0.3)) {
+                tl_tensor_set(x, r * T + tl_rng_below(rng, vis), INFINITY);
+            }
+        }
+    }
+    if (!c->inplace) tl_tensor_poison(y);
+
+    struct InfiniopDescriptor *desc = NULL;
+    if (!TL_OK(infiniopCreateCausalSoftmaxDescriptor(tl_handle, &desc, y->desc, x->desc))) goto done;
+    size_t ws = 1;
+    TL_OK(infiniopGetCausalSoftmaxWorkspaceSize(desc, &ws));
+    TL_CHECK(ws == 0, "workspace size %zu, SPEC target is 0", ws);
+    tl_tensor_upload(x);
+    if (!c->inplace) tl_tensor_upload(y);
+    if (TL_OK(infiniopCausalSoftmax(desc, NULL, 0, tl_tensor_ptr(y), tl_tensor_ptr(x), NULL))) {
+        tl_sync();
+        tl_tensor_download(y);
+        if (!c->inplace) tl_tensor_check_untouched(x, "x", 0);
+        tl_tensor_check_untouched(y, "y", 1);
+        ref_view_t xv = {(unsigned char *)x->snap + TL_GUARD_BYTES + (size_t)(-x->min_off) * x->esize, c->dt,
+                         x->ndim, x->shape, x->strides};
+        size_t n = x->numel ? x->numel : 1;
+        double *ref = malloc(n * sizeof(double)), *ad = calloc(n, sizeof(double));
+        if (x->numel) {
+            ref_causal_softmax(&xv, ref);
+            for (size_t r = 0; r < x->numel / T; r++) {
+                size_t vis = r % S + (T - S) + 1;
+                double m = -INFINITY;
+                for (size_t j = 0; j < vis; j++) {
+                    double v = ref_get_rc(&xv, r, j);
+                    if (v > m) m = v;
+                }
+                for (size_t j = 0; j < vis; j++) {
+                    double d = fabs(ref_get_rc(&xv, r, j) - m);
+                    ad[r * T + j] = isfinite(d) ? d : 0.0;
+                }
+            }
+        }
+        tolctx ctx = {S, T, ad};
+        tl_check_close(y, "y", ref, tol_y, &ctx);
+        free(ref);
+        free(ad);
+    }
+    TL_OK(infiniopDestroyCausalSoftmaxDescriptor(desc));
+done:
+    if (!c->inplace) tl_tensor_free(y);
+    tl_tensor_free(x);
+    tl_case_end();
+}
+
+static void make_layouts(tl_rng *r, scase *c, int layouts) {
+    unsigned all = TL_L_PAD | TL_L_PERMUTE_ALL | TL_L_LAST_STRIDED | TL_L_NEG_LEAD | TL_L_NEG_LAST;
+    if (!layouts) {
+        tl_contiguous_strides(c->ndim, c->shape, c->ys);
+        tl_contiguous_strides(c->ndim, c->shape, c->xs);
+        return;
+    }
+    tl_make_strides(r, c->ndim, c->shape, all, c->ys);
+    if (c->inplace) memcpy(c->xs, c->ys, sizeof c->xs);
+    else if (tl_rng_chance(r, 0.3)) memcpy(c->xs, c->ys, sizeof c->xs);
+    else tl_make_strides(r, c->ndim, c->shape, all | TL_L_ZERO_LEAD, c->xs);
+}
+
+int main(int argc, char **argv) {
+    tl_init(argc, argv, "test_causal_softmax");
+    tl_rng rng;
+    tl_rng_seed(&rng, tl_seed);
+    double t0 = tl_now();
+    size_t max_numel = tl_quick ? (1u << 15) : (1u << 19);
+    scase c;
+
+    /* Directed: every dtype x (S, T) pairs incl. T == S, T > S, the odd
+     * sizes and T = 65537; 2-D contiguous and 4-D random layouts. */
+    static const size_t st_pairs[][2] = {{1, 1},     {1, 3},      {3, 3},       {2, 127},  {127, 127}, {5, 128},
+                                         {31, 4097}, {1, 4097},   {1, 65537},   {3, 65537}, {40, 40},  {17, 300}};
+    size_t npairs = sizeof st_pairs / sizeof st_pairs[0];
+    for (size_t d = 0; d < 3; d++) {
+        for (size_t k = 0; k < npairs; k++) {
+            for (int lay = 0; lay < 2; lay++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d];
+                c.ndim = lay ? 4 : 2;
+                c.shape[c.ndim - 2] = st_pairs[k][0];
+                c.shape[c.ndim - 1] = st_pairs[k][1];
+                size_t per = st_pairs[k][0] * st_pairs[k][1];
+                tl_random_dims(&rng, c.ndim - 2, c.shape, per * 4 > max_numel ? 1 : max_numel / per / 4);
+                c.null_strides = !lay;
+                c.lo = -4; c.hi = 4;
+                make_layouts(&rng, &c, lay);
+                run_case(&c, &rng);
+            }
+        }
+        /* S = T = 1000 (1M elements) once per dtype, full mode only */
+        if (!tl_quick) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = c.shape[1] = 1000; c.lo = -4; c.hi = 4;
+            make_layouts(&rng, &c, 0);
+            run_case(&c, &rng);
+        }
+        /* in-place, empty batch, specials, large logits */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 3; c.shape[1] = 7; c.shape[2] = 130; c.lo = -4; c.hi = 4;
+        c.inplace = 1;
+        make_layouts(&rng, &c, 1);
+        run_case(&c, &rng);
+        c.inplace = 0; c.shape[0] = 0;
+        make_layouts(&rng, &c, 1);
+        run_case(&c, &rng);
+        for (int sp = 1; sp <= 4; sp++) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 2; c.shape[1] = 9; c.shape[2] = 13 + 50 * (sp & 1);
+            c.lo = -4; c.hi = 4; c.special = sp;
+            make_layouts(&rng, &c, 1);
+            run_case(&c, &rng);
+        }
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 16; c.shape[1] = 700; c.lo = -1e4; c.hi = 1e4;
+        make_layouts(&rng, &c, 1);
+        run_case(&c, &rng);
+        c.lo = 1e4 - 20; c.hi = 1e4; /* large logits close together */
+        run_case(&c, &rng);
+    }
+
+    size_t ncases = tl_quick ? 40 : 250;
+    for (size_t i = 0; i < ncases; i++) {
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[tl_rng_below(&rng, 3)];
+        c.ndim = 2 + tl_rng_below(&rng, 4);
+        size_t T = tl_rng_chance(&rng, 0.3) ? tl_odd_sizes[tl_rng_below(&rng, 4)] : 1 + tl_rng_below(&rng, 600);
+        size_t S = tl_rng_chance(&rng, 0.3) ? T : 1 + tl_rng_below(&rng, T < 200 ? T : 200);
+        while (S > 1 && S * T > max_numel) S = (S + 1) / 2;
+        c.shape[c.ndim - 1] = T;
+        c.shape[c.ndim - 2] = S;
+        tl_random_dims(&rng, c.ndim - 2, c.shape, max_numel / (S * T) ? max_numel / (S * T) : 1);
+        if (c.ndim > 2 && tl_rng_chance(&rng, 0.03)) c.shape[tl_rng_below(&rng, c.ndim - 2)] = 0;
+        c.inplace = tl_rng_chance(&rng, 0.2);
+        c.null_strides = tl_rng_chance(&rng, 0.2);
+        double range = tl_rng_chance(&rng, 0.1) ? 1e4 : tl_rng_chance(&rng, 0.2) ? 50 : 4;
+        c.lo = -range; c.hi = range;
+        c.special = tl_rng_chance(&rng, 0.1) ? 1 + (int)tl_rng_below(&rng, 4) : 0;
+        if (!c.inplace) {
+            c.ypad = tl_rng_below(&rng, 3);
+            c.xpad = tl_rng_below(&rng, 3);
+        }
+        make_layouts(&rng, &c, !c.null_strides);
+        run_case(&c, &rng);
+    }
+    printf("test_causal_softmax: %.2f s\n", tl_now() - t0);
+    return tl_finish();
+}
