@@ -1,0 +1,253 @@
+/*
+ * test_layer_norm.c - randomised tests of infiniopLayerNorm against the
+ * float64 reference (common/reference.c).
+ *
+ * Tolerances (SPEC 2: float32 arithmetic, two-pass variance, one rounding
+ * per output). Let K = 16 + 2 sqrt(D): the float32 sums over D have a
+ * relative error (relative to the sum of the magnitudes) below about
+ * sqrt(D) eps32 for any practical order, and the few per-element
+ * operations add a handful of roundings.
+ *  - mean carries an absolute error up to K eps32 mean|x|, which reaches
+ *    z = (x - mean) / std divided by std; var (two-pass) and std carry a
+ *    relative error up to K eps32. So, for F32:
+ *        |z - ref| <= K eps32 (|ref| + mean|x| / std + 1)
+ *        |std - ref| <= K eps32 |ref|
+ *        |out - ref| <= tol(z) |w| + 4 eps32 (|out| + |b|)
+ *    and for F16/BF16 outputs 1 ulp of the type on top. A one-pass
+ *    E[x^2] - mean^2 fails the rows with a large mean and a small
+ *    deviation that the tests include (error ~ mean^2 eps32 / var).
+ */
+#include "reference.h"
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const infiniDtype_t k_dtypes[] = {INFINI_DTYPE_F16, INFINI_DTYPE_BF16, INFINI_DTYPE_F32};
+
+enum { AL_NONE, AL_OUT_IN, AL_STDZ_IN, AL_COUNT };
+
+typedef struct {
+    infiniDtype_t dt;
+    size_t ndim, shape[TL_MAXDIM];
+    ptrdiff_t st[4][TL_MAXDIM]; /* output, standardization, std (ndim-1), input */
+    ptrdiff_t ws, bs;
+    int null_strides, bias, alias;
+    double eps, lo, hi, offset;
+    int special; /* 1: NaN in a row, 2: inf in a row */
+    size_t pad[6];
+} lcase;
+
+typedef struct {
+    size_t D;
+    const double *meanabs_over_std; /* per row */
+    const double *w, *b;            /* per column, |.| */
+    const double *zref;
+    double K;
+} tolctx;
+
+static double tol_z(size_t i, double ref, void *v) {
+    tolctx *c = v;
+    return c->K * TL_EPS32 * (fabs(ref) + c->meanabs_over_std[i / c->D] + 1.0);
+}
+static double tol_out(size_t i, double ref, void *v) {
+    tolctx *c = v;
+    size_t j = i % c->D;
+    return tol_z(i, c->zref[i], v) * c->w[j] + 4.0 * TL_EPS32 * (fabs(ref) + c->b[j]);
+}
+static double tol_std(size_t i, double ref, void *v) {
+    (void)i;
+    tolctx *c = v;
+    return c->K * TL_EPS32 * fabs(ref);
+}
+
+static void run_case(const lcase *c, tl_rng *rng) {
+    char b0[96], b1[96], b2[96];
+    size_t D = c->shape[c->ndim - 1];
+    tl_case_begin("layer_norm %s shape %s out%s in%s w(%td) b%s(%td) eps %g%s%s%s", tl_dtype_name(c->dt),
+                  tl_fmt_dims(b0, sizeof b0, c->ndim, c->shape),
+                  c->null_strides ? "(NULL)" : tl_fmt_strides(b1, sizeof b1, c->ndim, c->st[0]),
+                  c->null_strides ? "(NULL)" : tl_fmt_strides(b2, sizeof b2, c->ndim, c->st[3]), c->ws,
+                  c->bias ? "" : "(absent)", c->bs, c->eps,
+                  c->alias == AL_OUT_IN ? " output=input" : c->alias == AL_STDZ_IN ? " standardization=input" : "",
+                  c->special == 1 ? " NaN-row" : c->special == 2 ? " inf-row" : "",
+                  c->offset != 0 ? " offset-rows" : "");
+    tl_tensor T[6]; /* output, stdz, std, input, weight, bias */
+    memset(T, 0, sizeof T);
+    tl_tensor *out = &T[0], *stdz = &T[1], *sd = &T[2], *in = &T[3], *w = &T[4], *b = &T[5];
+    int own[6] = {1, 1, 1, 1, 1, c->bias};
+    if (c->alias == AL_OUT_IN) { own[0] = 0; out = in; }
+    if (c->alias == AL_STDZ_IN) { own[1] = 0; stdz = in; }
+    int err = 0;
+    for (int k = 0; k < 4; k++) {
+        if (!own[k]) continue;
+        size_t nd = k == 2 ? c->ndim - 1 : c->ndim;
+        err |= tl_tensor_init_pad(&T[k], c->dt, nd, c->shape, c->null_strides ? NULL : c->st[k], c->pad[k]);
+    }
+    size_t vs[1] = {D};
+    ptrdiff_t wst[1] = {c->ws}, bst[1] = {c->bs};
+    err |= tl_tensor_init_pad(w, c->dt, 1, vs, wst, c->pad[4]);
+    if (c->bias) err |= tl_tensor_init_pad(b, c->dt, 1, vs, bst, c->pad[5]);
+    if (err) goto done;
+    tl_tensor_fill_random(in, rng, c->lo, c->hi);
+    if (c->offset != 0) /* rows with a large mean and a small deviation */
+        for (size_t i = 0; i < in->numel; i++) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->offset);
+    if (c->special && in->numel)
+        tl_tensor_set(in, tl_rng_below(rng, in->numel), c->special == 1 ? NAN : INFINITY);
+    tl_tensor_fill_random(w, rng, -2, 2);
+    if (c->bias) tl_tensor_fill_random(b, rng, -1, 1);
+    for (int k = 0; k < 3; k++) if (own[k]) tl_tensor_poison(&T[k]);
+
+    struct InfiniopDescriptor *desc = NULL;
+    if (!TL_OK(infiniopCreateLayerNormDescriptor(tl_handle, &desc, out->desc, stdz->desc, sd->desc, in->desc, w->desc,
+                                                 c->bias ? b->desc : NULL, (float)c->eps)))
+        goto done;
+    size_t wsz = 1;
+    TL_OK(infiniopGetLayerNormWorkspaceSize(desc, &wsz));
+    TL_CHECK(wsz == 0, "workspace size %zu, SPEC target is 0", wsz);
+    for (int k = 0; k < 6; k++) if (own[k]) tl_tensor_upload(&T[k]);
+    if (TL_OK(infiniopLayerNorm(desc, NULL, 0, tl_tensor_ptr(out), tl_tensor_ptr(stdz), tl_tensor_ptr(sd),
+                                tl_tensor_ptr(in), tl_tensor_ptr(w), c->bias ? tl_tensor_ptr(b) : NULL, NULL))) {
+        tl_sync();
+        for (int k = 0; k < 6; k++) if (own[k]) tl_tensor_download(&T[k]);
+        static const char *names[] = {"output", "input_standardization", "input_std_deviation", "input", "weight", "bias"};
+        for (int k = 0; k < 6; k++) {
+            if (!own[k]) continue;
+            tl_tensor *t = &T[k];
+            tl_tensor_check_untouched(t, names[k], t == out || t == stdz || t == sd);
+        }
+#define VIEW(t) {(unsigned char *)(t)->snap + TL_GUARD_BYTES + (size_t)(-(t)->min_off) * (t)->esize, c->dt, (t)->ndim, (t)->shape, (t)->strides}
+        ref_view_t iv = VIEW(in), wv = VIEW(w), bv = VIEW(b);
+        size_t n = in->numel ? in->numel : 1, rows = in->numel / D;
+        double *ro = malloc(n * sizeof(double)), *rz = malloc(n * sizeof(double));
+        double *rs = malloc((rows + 1) * sizeof(double)), *rm = malloc((rows + 1) * sizeof(double));
+        double *mas = malloc((rows + 1) * sizeof(double)), *aw = malloc(D * sizeof(double)), *ab = calloc(D, sizeof(double));
+        if (in->numel) ref_layer_norm(&iv, &wv, c->bias ? &bv : NULL, (double)(float)c->eps, ro, rz, rs, rm);
+        for (size_t r = 0; r < rows; r++) {
+            double s = 0;
+            for (size_t j = 0; j < D; j++) s += fabs(ref_get_rc(&iv, r, j));
+            mas[r] = s / (double)D / rs[r];
+        }
+        for (size_t j = 0; j < D; j++) {
+            aw[j] = fabs(ref_get(&wv, j));
+            if (c->bias) ab[j] = fabs(ref_get(&bv, j));
+        }
+        tolctx ctx = {D, mas, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D)};
+        tl_check_close(stdz, "input_standardization", rz, tol_z, &ctx);
+        tl_check_close(out, "output", ro, tol_out, &ctx);
+        tl_check_close(sd, "input_std_deviation", rs, tol_std, &ctx);
+        free(ro); free(rz); free(rs); free(rm); free(mas); free(aw); free(ab);
+    }
+    TL_OK(infiniopDestroyLayerNormDescriptor(desc));
+done:
+    for (int k = 0; k < 6; k++) if (own[k]) tl_tensor_free(&T[k]);
+    tl_case_end();
+}
+
+static void make_layouts(tl_rng *r, lcase *c, int layouts) {
+    unsigned all = TL_L_PAD | TL_L_PERMUTE_ALL | TL_L_LAST_STRIDED | TL_L_NEG_LEAD | TL_L_NEG_LAST;
+    for (int k = 0; k < 4; k++) {
+        size_t nd = k == 2 ? c->ndim - 1 : c->ndim;
+        if (!layouts) tl_contiguous_strides(nd, c->shape, c->st[k]);
+        else tl_make_strides(r, nd, c->shape, k == 3 && c->alias == AL_NONE ? all | TL_L_ZERO_LEAD : all, c->st[k]);
+    }
+    if (c->alias == AL_OUT_IN) memcpy(c->st[0], c->st[3], sizeof c->st[0]);
+    if (c->alias == AL_STDZ_IN) memcpy(c->st[1], c->st[3], sizeof c->st[0]);
+    static const ptrdiff_t vstrides[] = {1, 1, 1, 2, 3, -1, -2};
+    c->ws = layouts ? vstrides[tl_rng_below(r, 7)] : 1;
+    c->bs = layouts ? vstrides[tl_rng_below(r, 7)] : 1;
+    if (layouts && tl_rng_chance(r, 0.05)) c->ws = 0;
+}
+
+int main(int argc, char **argv) {
+    tl_init(argc, argv, "test_layer_norm");
+    tl_rng rng;
+    tl_rng_seed(&rng, tl_seed);
+    double t0 = tl_now();
+    static const double eps_choices[] = {1e-6, 1e-5, 1e-3, 0.0, 0.5};
+    size_t max_numel = tl_quick ? (1u << 14) : (1u << 18);
+    lcase c;
+
+    for (size_t d = 0; d < 3; d++) {
+        for (size_t k = 0; k < 5; k++) {
+            for (int lay = 0; lay < 2; lay++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d];
+                size_t D = tl_odd_sizes[k];
+                c.ndim = lay ? 3 : 2;
+                c.shape[c.ndim - 1] = D;
+                tl_random_dims(&rng, c.ndim - 1, c.shape, D >= 65537 ? (tl_quick ? 1 : 3) : max_numel / D);
+                c.eps = D == 1 ? 1e-5 : eps_choices[tl_rng_below(&rng, 5)];
+                c.bias = (int)((k + lay) & 1);
+                c.lo = -2; c.hi = 2;
+                c.null_strides = !lay;
+                make_layouts(&rng, &c, lay);
+                run_case(&c, &rng);
+            }
+        }
+        for (int al = 0; al < AL_COUNT; al++) {
+            for (int bias = 0; bias < 2; bias++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 6; c.shape[1] = 129;
+                c.alias = al; c.bias = bias; c.eps = 1e-5; c.lo = -3; c.hi = 3;
+                make_layouts(&rng, &c, 1);
+                run_case(&c, &rng);
+            }
+        }
+        /* 1-D input: input_std_deviation is a 0-d tensor */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 1; c.shape[0] = 77; c.eps = 1e-5; c.lo = -1; c.hi = 1; c.bias = 1;
+        make_layouts(&rng, &c, 1);
+        run_case(&c, &rng);
+        /* empty rows */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 0; c.shape[1] = 4; c.shape[2] = 32; c.eps = 1e-5; c.lo = -1; c.hi = 1;
+        make_layouts(&rng, &c, 0);
+        run_case(&c, &rng);
+        /* stability: large mean, small deviation (two-pass variance) */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 8; c.shape[1] = 1024; c.eps = 1e-6; c.bias = 1;
+        c.lo = -1; c.hi = 1; c.offset = c.dt == INFINI_DTYPE_F32 ? 3000.0 : 300.0;
+        make_layouts(&rng, &c, 0);
+        run_case(&c, &rng);
+        /* large values, special values */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 500; c.eps = 1e-5; c.bias = 1;
+        c.lo = -1e4; c.hi = 1e4;
+        make_layouts(&rng, &c, 1);
+        run_case(&c, &rng);
+        for (int sp = 1; sp <= 2; sp++) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = 40; c.eps = 1e-5; c.bias = 1;
+            c.lo = -1; c.hi = 1; c.special = sp;
+            make_layouts(&rng, &c, 0);
+            run_case(&c, &rng);
+        }
+    }
+
+    size_t ncases = tl_quick ? 40 : 250;
+    for (size_t i = 0; i < ncases; i++) {
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[tl_rng_below(&rng, 3)];
+        c.ndim = 1 + tl_rng_below(&rng, 5);
+        size_t D = tl_rng_chance(&rng, 0.4) ? tl_odd_sizes[tl_rng_below(&rng, 4)] : 1 + tl_rng_below(&rng, 700);
+        c.shape[c.ndim - 1] = D;
+        tl_random_dims(&rng, c.ndim - 1, c.shape, max_numel / D ? max_numel / D : 1);
+        if (c.ndim > 1 && tl_rng_chance(&rng, 0.03)) c.shape[tl_rng_below(&rng, c.ndim - 1)] = 0;
+        c.alias = tl_rng_chance(&rng, 0.2) ? (int)tl_rng_below(&rng, AL_COUNT) : AL_NONE;
+        c.bias = tl_rng_chance(&rng, 0.6);
+        c.eps = eps_choices[tl_rng_below(&rng, 5)];
+        if (D == 1 && c.eps == 0.0) c.eps = 1e-5; /* var = 0: eps 0 would give 0/0 */
+        double range = tl_rng_chance(&rng, 0.1) ? 1e4 : tl_rng_chance(&rng, 0.3) ? 0.01 : 2;
+        c.lo = -range; c.hi = range;
+        if (tl_rng_chance(&rng, 0.1)) { c.lo = -1; c.hi = 1; c.offset = 100; }
+        c.null_strides = tl_rng_chance(&rng, 0.2) && c.alias == AL_NONE;
+        for (int k = 0; k < 6; k++) c.pad[k] = tl_rng_chance(&rng, 0.3) ? tl_rng_below(&rng, 4) : 0;
+        make_layouts(&rng, &c, !c.null_strides);
+        run_case(&c, &rng);
+    }
+    printf("test_layer_norm: %.2f s\n", tl_now() - t0);
+    return tl_finish();
+}
