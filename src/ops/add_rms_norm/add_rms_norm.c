@@ -87,6 +87,11 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
     info.span[4] = infiniop_tensor_span(weight_desc);
     for (int o = 0; o < 2; ++o)
         for (int i = 0; i < 2; ++i) info.same_layout[o][i] = infiniop_tensor_same_layout(t[o], t[2 + i]);
+    info.cuda = (infiniopCudaRowPlan){0};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_add_rms_norm_cuda_plan(&info, handle->device_id)))
+        return st;
+#endif
 
     Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_ADD_RMS_NORM, handle);
     if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");

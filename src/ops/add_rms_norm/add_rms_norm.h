@@ -6,6 +6,7 @@
 #define INFINIOP_OPS_ADD_RMS_NORM_H
 
 #include "core/layout.h"
+#include "cuda/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,11 +23,14 @@ typedef struct {
     float epsilon;
     infiniopSpan span[5];    /* y, residual_out, a, b, weight */
     bool same_layout[2][2];  /* [y, residual_out][a, b]: exact in-place allowed */
+    infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */
 } infiniopAddRMSNormInfo;
 
 infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, void *y, void *residual_out,
                                          const void *a, const void *b, const void *w);
 #ifdef INFINIOP_WITH_CUDA
+/* At descriptor creation on an NVIDIA handle: fill info->cuda. */
+infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo *info, int device_id);
 infiniStatus_t infiniop_add_rms_norm_cuda(const infiniopAddRMSNormInfo *info, int device_id, void *y,
                                           void *residual_out, const void *a, const void *b, const void *w,
                                           void *stream);

@@ -55,6 +55,11 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
     info.span[CS_Y] = infiniop_tensor_span(y_desc);
     info.span[CS_X] = infiniop_tensor_span(x_desc);
     info.same_layout = infiniop_tensor_same_layout(y_desc, x_desc);
+    info.cuda = (infiniopCudaRowPlan){0};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_causal_softmax_cuda_plan(&info, handle->device_id)))
+        return st;
+#endif
 
     Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_CAUSAL_SOFTMAX, handle);
     if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");

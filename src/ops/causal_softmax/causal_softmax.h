@@ -6,6 +6,7 @@
 #define INFINIOP_OPS_CAUSAL_SOFTMAX_H
 
 #include "core/layout.h"
+#include "cuda/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,6 +20,7 @@ typedef struct {
     size_t S;                /* row r is query r % S: it sees columns j <= r % S + (T - S) */
     infiniopSpan span[2];    /* y, x */
     bool same_layout;        /* y exactly like x: in-place allowed */
+    infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */
 } infiniopCausalSoftmaxInfo;
 
 /* Number of visible columns of row r. */
@@ -28,6 +30,8 @@ INFINIOP_HD size_t infiniop_causal_visible(const infiniopCausalSoftmaxInfo *info
 
 infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info, void *y, const void *x);
 #ifdef INFINIOP_WITH_CUDA
+/* At descriptor creation on an NVIDIA handle: fill info->cuda. */
+infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftmaxInfo *info, int device_id);
 infiniStatus_t infiniop_causal_softmax_cuda(const infiniopCausalSoftmaxInfo *info, int device_id, void *y,
                                             const void *x, void *stream);
 #endif

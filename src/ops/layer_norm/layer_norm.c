@@ -81,6 +81,11 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
     for (int i = 0; i < 6; ++i) info.span[i] = i < nt ? infiniop_tensor_span(t[i]) : (infiniopSpan){0, 0};
     info.same_layout[0] = infiniop_tensor_same_layout(output_desc, input_desc);
     info.same_layout[1] = infiniop_tensor_same_layout(input_standardization_desc, input_desc);
+    info.cuda = (infiniopCudaRowPlan){0};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_layer_norm_cuda_plan(&info, handle->device_id)))
+        return st;
+#endif
 
     Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_LAYER_NORM, handle);
     if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");

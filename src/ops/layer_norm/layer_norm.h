@@ -6,6 +6,7 @@
 #define INFINIOP_OPS_LAYER_NORM_H
 
 #include "core/layout.h"
+#include "cuda/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,11 +23,14 @@ typedef struct {
     float eps;
     infiniopSpan span[6];    /* output, input_standardization, input_std_deviation, input, weight, bias */
     bool same_layout[2];     /* output / input_standardization exactly like input */
+    infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */
 } infiniopLayerNormInfo;
 
 infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *out, void *stdz, void *std,
                                        const void *in, const void *w, const void *b);
 #ifdef INFINIOP_WITH_CUDA
+/* At descriptor creation on an NVIDIA handle: fill info->cuda. */
+infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *info, int device_id);
 infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out, void *stdz,
                                         void *std, const void *in, const void *w, const void *b, void *stream);
 #endif

@@ -26,6 +26,11 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     info.out_span = infiniop_tensor_span(out);
     info.in_span = infiniop_tensor_span(in);
     info.same_layout = infiniop_tensor_same_layout(out, in);
+    info.cuda = (infiniopCudaEltPlan){0};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_unary_cuda_plan(&info, handle->device_id)))
+        return st;
+#endif
 
     infiniopUnaryDescriptor *d = infiniop_descriptor_new(sizeof *d, op, handle);
     if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", name);

@@ -7,6 +7,7 @@
 #define INFINIOP_OPS_UNARY_H
 
 #include "core/layout.h"
+#include "cuda/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +24,7 @@ typedef struct {
     infiniopEltLayout layout; /* output and broadcast input, coalesced */
     infiniopSpan out_span, in_span;
     bool same_layout;         /* in-place allowed when the pointers match */
+    infiniopCudaEltPlan cuda; /* NVIDIA descriptors: the launch plan */
 } infiniopUnaryInfo;
 
 typedef struct {
@@ -39,6 +41,8 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
 /* Backends: compute out = f(in) for a validated, non-empty problem. */
 infiniStatus_t infiniop_unary_cpu(const infiniopUnaryInfo *info, void *out, const void *in);
 #ifdef INFINIOP_WITH_CUDA
+/* At descriptor creation on an NVIDIA handle: fill info->cuda. */
+infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int device_id);
 infiniStatus_t infiniop_unary_cuda(const infiniopUnaryInfo *info, int device_id, void *out, const void *in,
                                    void *stream);
 #endif

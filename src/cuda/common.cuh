@@ -1,0 +1,242 @@
+/*
+ * cuda/common.cuh - device helpers shared by the CUDA kernels.
+ *
+ *  - dtype traits: each floating dtype as its storage type S with explicit
+ *    conversions to and from the compute type (float32; float64 for F64).
+ *    float -> half types round to nearest even with the cvt.rn intrinsics
+ *    (__float2half_rn, __float2bfloat16_rn); no arithmetic is ever done in a
+ *    half type;
+ *  - 16-byte vector loads and stores of V elements (Vec<S, V>);
+ *  - warp and block reductions (sum; max that keeps NaN);
+ *  - device facts read once per device (infiniop_cuda_device_props), a guard
+ *    that makes the descriptor's device current for a launch, and the
+ *    launch-error check.
+ *
+ * Kernels are plain: templates only for the dtype and vector width.
+ */
+#ifndef INFINIOP_CUDA_COMMON_CUH
+#define INFINIOP_CUDA_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "core/common.h"
+#include "core/layout.h"
+#include "cuda/plan.h"
+
+/* ---------------------------------------------------------------- dtypes */
+struct DtF16 {
+    typedef uint16_t S;
+    typedef float C;
+    static __device__ __forceinline__ float load(S v) { return __half2float(__ushort_as_half(v)); }
+    static __device__ __forceinline__ S store(float v) { return __half_as_ushort(__float2half_rn(v)); }
+};
+struct DtBF16 {
+    typedef uint16_t S;
+    typedef float C;
+    static __device__ __forceinline__ float load(S v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
+    static __device__ __forceinline__ S store(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+};
+struct DtF32 {
+    typedef float S;
+    typedef float C;
+    static __device__ __forceinline__ float load(S v) { return v; }
+    static __device__ __forceinline__ S store(float v) { return v; }
+};
+struct DtF64 {
+    typedef double S;
+    typedef double C;
+    static __device__ __forceinline__ double load(S v) { return v; }
+    static __device__ __forceinline__ S store(double v) { return v; }
+};
+
+/* Elements of dtype Dt in one 16-byte vector. */
+template <typename Dt> struct VecWidth {
+    static constexpr int value = (int)(16 / sizeof(typename Dt::S));
+};
+
+/* V elements of storage type S; V * sizeof(S) is a multiple of 16, so a
+ * load or store is one or two 16-byte accesses. */
+template <typename S, int V> struct alignas(16) Vec {
+    S v[V];
+};
+
+/* Load V consecutive elements (V > 1: 16-byte vectors, p 16-byte aligned) or
+ * one element (V == 1) as compute-type values. */
+template <typename Dt, int V>
+__device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt::C (&out)[V]) {
+    if constexpr (V == 1) {
+        out[0] = Dt::load(p[0]);
+    } else {
+        Vec<typename Dt::S, V> q = *reinterpret_cast<const Vec<typename Dt::S, V> *>(p);
+#pragma unroll
+        for (int k = 0; k < V; ++k) out[k] = Dt::load(q.v[k]);
+    }
+}
+
+template <typename Dt, int V>
+__device__ __forceinline__ void store_chunk(typename Dt::S *p, const typename Dt::C (&in)[V]) {
+    if constexpr (V == 1) {
+        p[0] = Dt::store(in[0]);
+    } else {
+        Vec<typename Dt::S, V> q;
+#pragma unroll
+        for (int k = 0; k < V; ++k) q.v[k] = Dt::store(in[k]);
+        *reinterpret_cast<Vec<typename Dt::S, V> *>(p) = q;
+    }
+}
+
+/* V elements of a float array in shared memory (16-byte aligned when V > 1). */
+template <int V> __device__ __forceinline__ void smem_store(float *p, const float (&in)[V]) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < V; k += 4) *reinterpret_cast<float4 *>(p + k) = make_float4(in[k], in[k + 1], in[k + 2], in[k + 3]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) p[k] = in[k];
+    }
+}
+template <int V> __device__ __forceinline__ void smem_load(const float *p, float (&out)[V]) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < V; k += 4) {
+            float4 q = *reinterpret_cast<const float4 *>(p + k);
+            out[k] = q.x, out[k + 1] = q.y, out[k + 2] = q.z, out[k + 3] = q.w;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) out[k] = p[k];
+    }
+}
+
+/* ---------------------------------------------------------------- reductions */
+/* max that keeps NaN: once either side is NaN the result is NaN (fmaxf would
+ * drop it). */
+__device__ __forceinline__ float max_nan(float a, float b) { return (b > a || b != b) ? b : a; }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max_nan(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = max_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Block-wide reductions over all blockDim.x threads (a multiple of 32, at
+ * most 1024); every thread must call and every thread gets the result. red
+ * is __shared__ float[33]; the trailing barrier lets the next reduction reuse
+ * it. */
+__device__ __forceinline__ float block_sum(float v, float *red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < nwarps ? red[lane] : 0.0f;
+        v = warp_sum(v);
+        if (lane == 0) red[32] = v;
+    }
+    __syncthreads();
+    v = red[32];
+    __syncthreads();
+    return v;
+}
+__device__ __forceinline__ float block_max_nan(float v, float *red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = warp_max_nan(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < nwarps ? red[lane] : -INFINITY;
+        v = warp_max_nan(v);
+        if (lane == 0) red[32] = v;
+    }
+    __syncthreads();
+    v = red[32];
+    __syncthreads();
+    return v;
+}
+
+/* Sum over the threads of a row group: the warp (WARP) or the block. */
+template <bool WARP> __device__ __forceinline__ float group_sum(float v, float *red) {
+    return WARP ? warp_sum(v) : block_sum(v, red);
+}
+template <bool WARP> __device__ __forceinline__ float group_max_nan(float v, float *red) {
+    return WARP ? warp_max_nan(v) : block_max_nan(v, red);
+}
+
+/* Element offset of row r of tensor t of a row layout (one row dimension,
+ * the common case, without divisions). */
+__device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
+    if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[t][0];
+    return infiniop_row_offset(&L, t, r);
+}
+
+/* ---------------------------------------------------------------- host side */
+/* Facts about one device, read once (thread-safe) and cached. */
+typedef struct {
+    int sm_count;
+    int max_threads_per_sm;
+    size_t smem_per_block; /* without opt-in */
+    int cc_major, cc_minor;
+} infiniopCudaProps;
+
+infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *props);
+
+/* Makes `device` current for the guard's lifetime (restores the previous
+ * one); no synchronisation, no allocation. */
+struct InfiniopCudaDeviceGuard {
+    int prev;
+    bool changed;
+    cudaError_t err;
+    explicit InfiniopCudaDeviceGuard(int device) : prev(-1), changed(false), err(cudaSuccess) {
+        err = cudaGetDevice(&prev);
+        if (err == cudaSuccess && prev != device) {
+            err = cudaSetDevice(device);
+            changed = err == cudaSuccess;
+        }
+    }
+    ~InfiniopCudaDeviceGuard() {
+        if (changed) cudaSetDevice(prev);
+    }
+};
+
+/* After a launch: map the launch error to a status with a message. */
+infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
+
+static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
+ * vec_elems: elements per 16-byte vector of the activation dtype. */
+infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
+                                       infiniopCudaRowPlan *plan);
+
+/* Run the statements with NAME a typedef of the dtype traits of dt (F16,
+ * BF16 or F32; the caller has validated dt). */
+#define INFINIOP_CUDA_DISPATCH_HALF_FLOAT(dt, NAME, ...)                                                              \
+    switch (dt) {                                                                                                      \
+    case INFINI_DTYPE_F16: { typedef DtF16 NAME; __VA_ARGS__; } break;                                                 \
+    case INFINI_DTYPE_BF16: { typedef DtBF16 NAME; __VA_ARGS__; } break;                                               \
+    default: { typedef DtF32 NAME; __VA_ARGS__; } break;                                                               \
+    }
+
+/* True when every row stride of the tensors (row layout numbers ts[0..n)) is
+ * a multiple of 16 bytes and their column stride is 1: rows then start
+ * 16-byte aligned whenever the base pointer is. */
+static inline bool infiniop_rows_vec_ok(const infiniopRowLayout *L, const int *ts, int n, size_t esize, int vec) {
+    if (vec <= 1 || L->ncols % (size_t)vec != 0) return false;
+    for (int i = 0; i < n; ++i) {
+        int t = ts[i];
+        if (L->col_stride[t] != 1) return false;
+        for (int d = 0; d < L->ndims; ++d)
+            if (((size_t)L->stride[t][d] * esize) % 16 != 0) return false;
+    }
+    return true;
+}
+
+#endif /* INFINIOP_CUDA_COMMON_CUH */

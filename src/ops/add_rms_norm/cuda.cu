@@ -1,0 +1,143 @@
+/*
+ * ops/add_rms_norm/cuda.cu - add_rms_norm on NVIDIA GPUs.
+ *
+ * A row goes to a group of threads (a warp for short rows, a block for
+ * long ones; cuda/device.cu chooses at descriptor creation). Two passes:
+ *   1. r = a + b (float32), sum r^2 over the group; r is kept in shared
+ *      memory when the row fits, each thread its own elements;
+ *   2. scale = 1 / sqrt(mean + eps); residual_out = round(r),
+ *      y = round(r * scale * w).
+ * Element j is read before it is written, by the same thread, so y or
+ * residual_out may be exactly a or b. 16-byte vectors when the layout (at
+ * creation) and the pointers (here) allow, one element at a time otherwise.
+ */
+#include "add_rms_norm.h"
+#include "cuda/common.cuh"
+
+template <typename A, typename W, int V, bool WARP>
+__global__ void __launch_bounds__(1024)
+    add_rms_norm_kernel(const __grid_constant__ infiniopAddRMSNormInfo info, typename A::S *y,
+                        typename A::S *res, const typename A::S *a, const typename A::S *b,
+                        const typename W::S *w, bool w_vec) {
+    typedef typename A::S S;
+    extern __shared__ float4 smem4[];
+    __shared__ float red[33];
+    const infiniopRowLayout &L = info.rows;
+    const size_t D = L.ncols;
+    const unsigned G = WARP ? 32u : blockDim.x;
+    const unsigned tid = WARP ? (threadIdx.x & 31u) : threadIdx.x;
+    const unsigned grp = WARP ? (threadIdx.x >> 5) : 0u;
+    const size_t groups = WARP ? (blockDim.x >> 5) : 1u;
+    float *cache = info.cuda.smem ? reinterpret_cast<float *>(smem4) + grp * D : nullptr;
+    const size_t nchunks = D / V;
+    const ptrdiff_t ws = info.w_stride;
+
+    for (size_t r = blockIdx.x * groups + grp; r < L.nrows; r += (size_t)gridDim.x * groups) {
+        const S *ar = a + row_off(L, ARN_A, r);
+        const S *br = b + row_off(L, ARN_B, r);
+        S *yr = y + row_off(L, ARN_Y, r);
+        S *rr = res + row_off(L, ARN_RES, r);
+
+        float ss = 0.0f;
+        for (size_t c = tid; c < nchunks; c += G) {
+            float va[V], vb[V];
+            load_chunk<A, V>(ar + c * V, va);
+            load_chunk<A, V>(br + c * V, vb);
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                va[k] += vb[k];
+                ss += va[k] * va[k];
+            }
+            if (cache) smem_store<V>(cache + c * V, va);
+        }
+        ss = group_sum<WARP>(ss, red);
+        const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
+
+        for (size_t c = tid; c < nchunks; c += G) {
+            float v[V], wv[V], o[V];
+            if (cache) {
+                smem_load<V>(cache + c * V, v);
+            } else {
+                float vb[V];
+                load_chunk<A, V>(ar + c * V, v);
+                load_chunk<A, V>(br + c * V, vb);
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] += vb[k];
+            }
+            if (V > 1 && w_vec) {
+                load_chunk<W, V>(w + c * V, wv);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) wv[k] = W::load(w[(ptrdiff_t)(c * V + k) * ws]);
+            }
+#pragma unroll
+            for (int k = 0; k < V; ++k) o[k] = v[k] * scale * wv[k];
+            store_chunk<A, V>(rr + c * V, v);
+            store_chunk<A, V>(yr + c * V, o);
+        }
+    }
+}
+
+template <typename A, typename W>
+static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res, const void *a, const void *b,
+                          const void *w, cudaStream_t stream) {
+    typedef typename A::S S;
+    typedef typename W::S SW;
+    constexpr int V = VecWidth<A>::value;
+    const infiniopCudaRowPlan &p = info->cuda;
+    bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(res) && infiniop_aligned16(a) &&
+               infiniop_aligned16(b);
+    bool w_vec = p.w_vec && infiniop_aligned16(w);
+    dim3 grid(p.grid), block(p.threads);
+    S *ys = (S *)y, *rs = (S *)res;
+    const S *as = (const S *)a, *bs = (const S *)b;
+    const SW *wp = (const SW *)w;
+    if (p.mode == INFINIOP_CUDA_ROW_WARP) {
+        if (vec)
+            add_rms_norm_kernel<A, W, V, true><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, w_vec);
+        else
+            add_rms_norm_kernel<A, W, 1, true><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, false);
+    } else {
+        if (vec)
+            add_rms_norm_kernel<A, W, V, false><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, w_vec);
+        else
+            add_rms_norm_kernel<A, W, 1, false><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, false);
+    }
+    return cudaGetLastError();
+}
+
+/* F32 activations take F32 weights only (validated at creation): the other
+ * two pairs are never instantiated. */
+template <typename A, typename W>
+static cudaError_t launch_pair(const infiniopAddRMSNormInfo *info, void *y, void *res, const void *a, const void *b,
+                               const void *w, cudaStream_t stream) {
+    if constexpr (sizeof(typename A::S) == 4 && sizeof(typename W::S) != 4)
+        return cudaErrorInvalidValue;
+    else
+        return launch<A, W>(info, y, res, a, b, w, stream);
+}
+
+extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo *info, int device_id) {
+    size_t es = infiniop_dtype_size(info->atype);
+    int V = (int)(16 / es);
+    infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+                                                &info->cuda);
+    if (st != INFINI_STATUS_SUCCESS) return st;
+    const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};
+    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 4, es, V);
+    info->cuda.w_vec = info->w_stride == 1;
+    return INFINI_STATUS_SUCCESS;
+}
+
+extern "C" infiniStatus_t infiniop_add_rms_norm_cuda(const infiniopAddRMSNormInfo *info, int device_id, void *y,
+                                                     void *residual_out, const void *a, const void *b, const void *w,
+                                                     void *stream) {
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err != cudaSuccess) return infiniop_cuda_launch_status("add_rms_norm", guard.err);
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t err = cudaSuccess;
+    INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->atype, A, {
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->wtype, W, err = launch_pair<A, W>(info, y, residual_out, a, b, w, s));
+    });
+    return infiniop_cuda_launch_status("add_rms_norm", err);
+}

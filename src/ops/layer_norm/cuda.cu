@@ -1,0 +1,146 @@
+/*
+ * ops/layer_norm/cuda.cu - layer_norm on NVIDIA GPUs.
+ *
+ * A row goes to a group of threads (a warp for short rows, a block for long
+ * ones; cuda/device.cu chooses at descriptor creation). Three passes, as on
+ * the CPU: the mean, the variance as the mean of squared deviations (stable,
+ * never E[x^2] - mean^2), then the outputs: z = (x - mean) / std,
+ * output = z * w + b, std = sqrt(var + eps). x is kept in shared memory
+ * (float32) between the passes when the row fits, each thread its own
+ * elements; otherwise each pass reads it again. Element j is read before it
+ * is written, by the same thread, so output or input_standardization may be
+ * exactly input.
+ */
+#include "cuda/common.cuh"
+#include "layer_norm.h"
+
+template <typename T, int V, bool WARP>
+__global__ void __launch_bounds__(1024)
+    layer_norm_kernel(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
+                      typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b,
+                      bool wb_vec) {
+    typedef typename T::S S;
+    extern __shared__ float4 smem4[];
+    __shared__ float red[33];
+    const infiniopRowLayout &L = info.rows;
+    const size_t D = L.ncols;
+    const unsigned G = WARP ? 32u : blockDim.x;
+    const unsigned tid = WARP ? (threadIdx.x & 31u) : threadIdx.x;
+    const unsigned grp = WARP ? (threadIdx.x >> 5) : 0u;
+    const size_t groups = WARP ? (blockDim.x >> 5) : 1u;
+    float *cache = info.cuda.smem ? reinterpret_cast<float *>(smem4) + grp * D : nullptr;
+    const size_t nchunks = D / V;
+    /* Scalar path: element j of a row at j * column stride (any sign). */
+    const ptrdiff_t xs = V == 1 ? L.col_stride[LN_IN] : 1, os = V == 1 ? L.col_stride[LN_OUT] : 1,
+                    zs = V == 1 ? L.col_stride[LN_STDZ] : 1;
+    const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
+    const bool has_bias = info.has_bias;
+
+    for (size_t r = blockIdx.x * groups + grp; r < L.nrows; r += (size_t)gridDim.x * groups) {
+        const S *x = in + row_off(L, LN_IN, r);
+        S *o = out + row_off(L, LN_OUT, r);
+        S *z = stdz + row_off(L, LN_STDZ, r);
+
+        float sum = 0.0f;
+        for (size_t c = tid; c < nchunks; c += G) {
+            float v[V];
+            load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+#pragma unroll
+            for (int k = 0; k < V; ++k) sum += v[k];
+            if (cache) smem_store<V>(cache + c * V, v);
+        }
+        const float mean = group_sum<WARP>(sum, red) / (float)D;
+
+        float sq = 0.0f;
+        for (size_t c = tid; c < nchunks; c += G) {
+            float v[V];
+            if (cache)
+                smem_load<V>(cache + c * V, v);
+            else
+                load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                float d = v[k] - mean;
+                sq += d * d;
+            }
+        }
+        const float var = group_sum<WARP>(sq, red) / (float)D;
+        const float sd = sqrtf(var + info.eps);
+        if (tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
+
+        for (size_t c = tid; c < nchunks; c += G) {
+            float v[V], wv[V], bv[V], zo[V], oo[V];
+            if (cache)
+                smem_load<V>(cache + c * V, v);
+            else
+                load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+            if (V > 1 && wb_vec) {
+                load_chunk<T, V>(w + c * V, wv);
+                if (has_bias) load_chunk<T, V>(b + c * V, bv);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    wv[k] = T::load(w[(ptrdiff_t)(c * V + k) * wst]);
+                    if (has_bias) bv[k] = T::load(b[(ptrdiff_t)(c * V + k) * bst]);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                zo[k] = (v[k] - mean) / sd;
+                oo[k] = zo[k] * wv[k];
+                if (has_bias) oo[k] += bv[k];
+            }
+            store_chunk<T, V>(z + (ptrdiff_t)c * V * zs, zo);
+            store_chunk<T, V>(o + (ptrdiff_t)c * V * os, oo);
+        }
+    }
+}
+
+template <typename T>
+static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *stdz, void *stdv, const void *in,
+                          const void *w, const void *b, cudaStream_t stream) {
+    typedef typename T::S S;
+    constexpr int V = VecWidth<T>::value;
+    const infiniopCudaRowPlan &p = info->cuda;
+    bool vec = p.vec && infiniop_aligned16(out) && infiniop_aligned16(stdz) && infiniop_aligned16(in);
+    bool wb_vec = p.w_vec && infiniop_aligned16(w) && (!info->has_bias || (p.b_vec && infiniop_aligned16(b)));
+    dim3 grid(p.grid), block(p.threads);
+    S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
+    const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
+    if (p.mode == INFINIOP_CUDA_ROW_WARP) {
+        if (vec)
+            layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);
+        else
+            layer_norm_kernel<T, 1, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, false);
+    } else {
+        if (vec)
+            layer_norm_kernel<T, V, false><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);
+        else
+            layer_norm_kernel<T, 1, false><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, false);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *info, int device_id) {
+    size_t es = infiniop_dtype_size(info->dtype);
+    int V = (int)(16 / es);
+    infiniStatus_t st =
+        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V, &info->cuda);
+    if (st != INFINI_STATUS_SUCCESS) return st;
+    const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};
+    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 3, es, V);
+    info->cuda.w_vec = info->w_stride == 1;
+    info->cuda.b_vec = info->has_bias && info->b_stride == 1;
+    return INFINI_STATUS_SUCCESS;
+}
+
+extern "C" infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out,
+                                                   void *stdz, void *std, const void *in, const void *w,
+                                                   const void *b, void *stream) {
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err != cudaSuccess) return infiniop_cuda_launch_status("layer_norm", guard.err);
+    cudaError_t err = cudaSuccess;
+    INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T,
+                                      err = launch<T>(info, out, stdz, std, in, w, b, (cudaStream_t)stream));
+    return infiniop_cuda_launch_status("layer_norm", err);
+}
