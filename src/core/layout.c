@@ -46,7 +46,9 @@ infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
     return INFINI_STATUS_SUCCESS;
 }
 
-static ptrdiff_t absd(ptrdiff_t x) { return x < 0 ? -x : x; }
+/* |x| as an unsigned value: an empty tensor's strides are unchecked and may be
+ * PTRDIFF_MIN, whose negation as a ptrdiff_t would overflow. */
+static size_t absd(ptrdiff_t x) { return x < 0 ? (size_t)0 - (size_t)x : (size_t)x; }
 
 infiniStatus_t infiniop_elt_layout_init(infiniopEltLayout *L, const char *op,
                                         const char *out_name, infiniopTensorDescriptor_t out,
