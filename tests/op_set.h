@@ -39,7 +39,7 @@ typedef struct {
 } op_inst;
 
 /* Tensors of an instance (not filled). Returns 0 on success. */
-static int op_inst_tensors(op_inst *o, const op_params *p) {
+static inline int op_inst_tensors(op_inst *o, const op_params *p) {
     memset(o, 0, sizeof *o);
     o->p = *p;
     size_t shape2[2] = {p->rows, p->D}, shape1[1] = {p->D}, rows1[1] = {p->rows};
@@ -92,21 +92,21 @@ static int op_inst_tensors(op_inst *o, const op_params *p) {
 }
 
 /* Random inputs, poisoned outputs (host side; upload separately). */
-static void op_inst_fill(op_inst *o, tl_rng *rng) {
+static inline void op_inst_fill(op_inst *o, tl_rng *rng) {
     for (int k = 0; k < o->nt; ++k) {
         if (o->is_out[k]) tl_tensor_poison(&o->t[k]);
         else tl_tensor_fill_random(&o->t[k], rng, -3.0, 3.0);
     }
 }
 
-static void op_inst_upload(op_inst *o) {
+static inline void op_inst_upload(op_inst *o) {
     for (int k = 0; k < o->nt; ++k) tl_tensor_upload(&o->t[k]);
 }
-static void op_inst_download(op_inst *o) {
+static inline void op_inst_download(op_inst *o) {
     for (int k = 0; k < o->nt; ++k) tl_tensor_download(&o->t[k]);
 }
 /* Poison the outputs again and upload them. */
-static void op_inst_repoison(op_inst *o) {
+static inline void op_inst_repoison(op_inst *o) {
     for (int k = 0; k < o->nt; ++k)
         if (o->is_out[k]) {
             tl_tensor_poison(&o->t[k]);
@@ -114,7 +114,7 @@ static void op_inst_repoison(op_inst *o) {
         }
 }
 
-static infiniStatus_t op_inst_create(op_inst *o) {
+static inline infiniStatus_t op_inst_create(op_inst *o) {
     tl_tensor *t = o->t;
     switch (o->p.kind) {
     case OP_ARN:
@@ -129,7 +129,7 @@ static infiniStatus_t op_inst_create(op_inst *o) {
     }
 }
 
-static infiniStatus_t op_inst_workspace(const op_inst *o, struct InfiniopDescriptor *desc, size_t *ws) {
+static inline infiniStatus_t op_inst_workspace(const op_inst *o, struct InfiniopDescriptor *desc, size_t *ws) {
     switch (o->p.kind) {
     case OP_ARN: return infiniopGetAddRMSNormWorkspaceSize(desc, ws);
     case OP_LN: return infiniopGetLayerNormWorkspaceSize(desc, ws);
@@ -141,7 +141,7 @@ static infiniStatus_t op_inst_workspace(const op_inst *o, struct InfiniopDescrip
 
 /* Run with descriptor desc (this instance's or a shared one) on the
  * instance's device buffers. */
-static infiniStatus_t op_inst_run(const op_inst *o, struct InfiniopDescriptor *desc, void *stream) {
+static inline infiniStatus_t op_inst_run(const op_inst *o, struct InfiniopDescriptor *desc, void *stream) {
     void *p[6] = {0};
     for (int k = 0; k < o->nt; ++k) p[k] = tl_tensor_ptr(&o->t[k]);
     switch (o->p.kind) {
@@ -153,7 +153,7 @@ static infiniStatus_t op_inst_run(const op_inst *o, struct InfiniopDescriptor *d
     }
 }
 
-static void op_inst_destroy_desc(op_inst *o) {
+static inline void op_inst_destroy_desc(op_inst *o) {
     if (!o->desc) return;
     switch (o->p.kind) {
     case OP_ARN: TL_OK(infiniopDestroyAddRMSNormDescriptor(o->desc)); break;
@@ -165,7 +165,7 @@ static void op_inst_destroy_desc(op_inst *o) {
     o->desc = NULL;
 }
 
-static void op_inst_free(op_inst *o) {
+static inline void op_inst_free(op_inst *o) {
     op_inst_destroy_desc(o);
     for (int k = 0; k < o->nt; ++k) tl_tensor_free(&o->t[k]);
 }
@@ -175,7 +175,7 @@ typedef struct {
     unsigned char *buf[6];
 } op_saved;
 
-static void op_inst_save(const op_inst *o, op_saved *s) {
+static inline void op_inst_save(const op_inst *o, op_saved *s) {
     for (int k = 0; k < 6; ++k) {
         s->buf[k] = NULL;
         if (k < o->nt && o->is_out[k]) {
@@ -185,14 +185,14 @@ static void op_inst_save(const op_inst *o, op_saved *s) {
         }
     }
 }
-static void op_saved_free(op_saved *s) {
+static inline void op_saved_free(op_saved *s) {
     for (int k = 0; k < 6; ++k) free(s->buf[k]), s->buf[k] = NULL;
 }
 
 /* After a download: inputs untouched, outputs fully written and bytewise
  * equal to ref (same layout). Reports in the current case; returns the
  * number of bad outputs. */
-static int op_inst_compare(const op_inst *o, const op_saved *ref, const char *what) {
+static inline int op_inst_compare(const op_inst *o, const op_saved *ref, const char *what) {
     int bad = 0;
     static const char *const names[6] = {"tensor 0", "tensor 1", "tensor 2", "tensor 3", "tensor 4", "tensor 5"};
     for (int k = 0; k < o->nt; ++k) {
