@@ -132,6 +132,16 @@ infiniStatus_t infiniop_check_run(const char *opname, const struct InfiniopDescr
 infiniStatus_t infiniop_workspace_size(const char *opname, const struct InfiniopDescriptor *desc, infiniopOp_t op,
                                        size_t *size);
 
+/* Run-time check that a data pointer is aligned to its element size (the
+ * kernels load whole elements; a misaligned pointer is undefined behaviour on
+ * the CPU and a fatal, context-wide fault on a GPU): BAD_PARAM otherwise. */
+static inline infiniStatus_t infiniop_check_aligned(const char *op, const char *name, const void *p, size_t es) {
+    if (es > 1 && ((uintptr_t)p & (es - 1)) != 0)
+        return infiniop_error(INFINI_STATUS_BAD_PARAM, "%s: %s pointer %p is not aligned to its %zu-byte elements", op,
+                              name, p, es);
+    return INFINI_STATUS_SUCCESS;
+}
+
 /* Dtype helpers for validation. */
 static inline bool infiniop_is_half_or_float(infiniDtype_t t) {
     return t == INFINI_DTYPE_F16 || t == INFINI_DTYPE_BF16 || t == INFINI_DTYPE_F32;

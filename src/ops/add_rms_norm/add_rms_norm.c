@@ -116,6 +116,9 @@ __C __export infiniStatus_t infiniopAddRMSNorm(infiniopAddRMSNormDescriptor_t de
     const char *names[5] = {"y", "residual_out", "a", "b", "weight"};
     for (int i = 0; i < 5; ++i)
         if (!ptr[i]) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": %s pointer is NULL", names[i]);
+    for (int i = 0; i < 5; ++i)
+        if ((st = infiniop_check_aligned(OP, names[i], ptr[i], infiniop_dtype_size(i < 4 ? info->atype : info->wtype))))
+            return st;
     /* Outputs: exactly a or b, or apart from every other tensor. */
     for (int o = 0; o < 2; ++o)
         for (int i = 0; i < 5; ++i) {

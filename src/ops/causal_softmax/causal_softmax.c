@@ -82,6 +82,9 @@ __C __export infiniStatus_t infiniopCausalSoftmax(infiniopCausalSoftmaxDescripto
     if (info->rows.nrows == 0) return INFINI_STATUS_SUCCESS;
     if (!y) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": y pointer is NULL");
     if (!x) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": x pointer is NULL");
+    if ((st = infiniop_check_aligned(OP, "y", y, infiniop_dtype_size(info->dtype))) ||
+        (st = infiniop_check_aligned(OP, "x", x, infiniop_dtype_size(info->dtype))))
+        return st;
     if ((st = infiniop_check_alias(OP, "y", y, info->span[CS_Y], "x", x, info->span[CS_X], info->same_layout)))
         return st;
     switch (desc->device) {

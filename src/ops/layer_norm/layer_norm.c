@@ -115,6 +115,8 @@ __C __export infiniStatus_t infiniopLayerNorm(infiniopLayerNormDescriptor_t desc
     const char *names[6] = {"output", "input_standardization", "input_std_deviation", "input", "weight", "bias"};
     for (int i = 0; i < 5; ++i)
         if (!ptr[i]) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": %s pointer is NULL", names[i]);
+    for (int i = 0; i < 6; ++i)
+        if (ptr[i] && (st = infiniop_check_aligned(OP, names[i], ptr[i], infiniop_dtype_size(info->dtype)))) return st;
     /* Outputs: output or input_standardization exactly input, or apart from every other tensor. */
     for (int o = 0; o < 3; ++o)
         for (int i = 0; i < 6; ++i) {

@@ -47,6 +47,9 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
     if (info->layout.n == 0) return INFINI_STATUS_SUCCESS;
     if (!out) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: output pointer is NULL", name);
     if (!in) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: input pointer is NULL", name);
+    if ((st = infiniop_check_aligned(name, "output", out, infiniop_dtype_size(info->dtype))) ||
+        (st = infiniop_check_aligned(name, "input", in, infiniop_dtype_size(info->dtype))))
+        return st;
     if ((st = infiniop_check_alias(name, "output", out, info->out_span, "input", in, info->in_span,
                                    info->same_layout)))
         return st;
