@@ -3,6 +3,10 @@
 # Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail
 pkgs=(cmake gcc g++ make python3 python3-venv)
+# scripts/hardening.sh: libFuzzer and sanitizer runtimes (clang-14,
+# libclang-rt-14-dev), OpenMP for clang (libomp-14-dev), the symbolizer
+# (llvm-14), valgrind.
+pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev llvm-14 valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
