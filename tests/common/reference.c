@@ -112,25 +112,26 @@ long double ref_silu_scalar(long double x) {
     return x * ref_sigmoid_scalar(x);
 }
 
+double ref_broadcast_get(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, size_t i) {
+    /* x's dims align with the trailing dims of out; a dim of size 1 in x
+     * is repeated */
+    size_t lead = out_ndim - x->ndim, lin = i;
+    ptrdiff_t off = 0;
+    for (size_t d = out_ndim; d-- > 0;) {
+        size_t idx = lin % out_shape[d];
+        lin /= out_shape[d];
+        if (d >= lead) {
+            size_t xd = d - lead;
+            if (x->shape[xd] != 1) off += (ptrdiff_t)idx * x->strides[xd];
+        }
+    }
+    return load_off(x, off);
+}
+
 static void elementwise(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, long double *y,
                         long double (*f)(long double)) {
     size_t n = tl_numel(out_ndim, out_shape);
-    /* broadcast: x's dims align with the trailing dims of out; a dim of
-     * size 1 in x is repeated */
-    size_t lead = out_ndim - x->ndim;
-    for (size_t i = 0; i < n; i++) {
-        size_t lin = i;
-        ptrdiff_t off = 0;
-        for (size_t d = out_ndim; d-- > 0;) {
-            size_t idx = lin % out_shape[d];
-            lin /= out_shape[d];
-            if (d >= lead) {
-                size_t xd = d - lead;
-                if (x->shape[xd] != 1) off += (ptrdiff_t)idx * x->strides[xd];
-            }
-        }
-        y[i] = f((long double)load_off(x, off));
-    }
+    for (size_t i = 0; i < n; i++) y[i] = f((long double)ref_broadcast_get(x, out_ndim, out_shape, i));
 }
 
 void ref_sigmoid(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, long double *y) {

@@ -54,6 +54,9 @@ long double ref_silu_scalar(long double x);
 
 /* Elementwise with numpy broadcasting of x to out_shape (x's ndim <= out's).
  * y: numel(out_shape) values (long double, see above). */
+/* The input element that output element i (row-major over out_shape) reads
+ * under numpy broadcasting. */
+double ref_broadcast_get(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, size_t i);
 void ref_sigmoid(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, long double *y);
 void ref_silu(const ref_view_t *x, size_t out_ndim, const size_t *out_shape, long double *y);
 

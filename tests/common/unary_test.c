@@ -124,9 +124,9 @@ static void run_case(const unary_op_t *op, const ucase *c, tl_rng *rng) {
             double want = (double)ref[i];
             if (!tl_close_ulp(c->dt, got, want, 4.0)) {
                 if (bad++ < 5) {
-                    /* find the input value for the message */
-                    tl_fail("element %zu: got %.9g, want %.9g (%.17Lg exact; rounded %.9g, ulp distance %g)", i,
-                            got, want, ref[i], tl_round_to(c->dt, want),
+                    double xi = ref_broadcast_get(&xv, y->ndim, y->shape, i);
+                    tl_fail("element %zu: %s(%.9g = %a) got %.9g, want %.9g (%.17Lg exact; rounded %.9g, ulp distance %g)",
+                            i, op->name, xi, xi, got, want, ref[i], tl_round_to(c->dt, want),
                             tl_ulp_distance(c->dt, got, tl_round_to(c->dt, want)));
                 }
             }
