@@ -55,7 +55,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 /* Rows of up to WARP_MAX_COLS elements go one warp per row, WARP_ROWS rows
  * per block; longer rows one block per row, with about ITEMS_PER_THREAD
  * vectors per thread. The row is cached in shared memory (as float32)
- * between the passes when it fits the default 48 KB of a block; otherwise
+ * between the passes when it fits the default 48 KB of a block (D <= 12032);
+ * otherwise
  * each pass streams it from global memory (L2 holds recent rows). */
 #define WARP_MAX_COLS 1024
 #define WARP_ROWS 4
@@ -85,9 +86,11 @@ infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows,
         if (t > MAX_BLOCK) t = MAX_BLOCK;
         q.threads = (unsigned)t;
         q.rows_per_block = 1;
-        q.smem = ncols * sizeof(float) <= p.smem_per_block ? ncols * sizeof(float) : 0;
+        q.smem = ncols * sizeof(float);
     }
-    if (q.smem > p.smem_per_block) q.smem = 0;
+    /* The block's static shared memory (the reduction scratch) counts
+     * against the same limit: keep 1 KB for it. */
+    if (q.smem + 1024 > p.smem_per_block) q.smem = 0;
     blocks = (nrows + q.rows_per_block - 1) / q.rows_per_block;
     size_t resident = (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / (int)q.threads > 0
                                                          ? p.max_threads_per_sm / (int)q.threads

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh - one command on a GPU machine: configure and build for
+# the GPU, run the whole test suite (CPU and GPU tests, then the Python tests
+# if PyTorch is there), run the GPU test programs again under
+# compute-sanitizer (memcheck and racecheck, quick case lists), and print a
+# summary last.
+#
+# Needs: the CUDA toolkit (nvcc, compute-sanitizer), CMake, a C compiler;
+# optionally Python 3 with numpy/PyTorch/pytest for the Python tests. No
+# network. Logs go to $OUT (default: ./gpu-check-out):
+#   build.log ctest.log pytest.log memcheck.log racecheck.log summary.txt
+#   (+ bench.log once bench/gpu_bench.py exists)
+#
+# Environment:
+#   OUT                      log folder
+#   INFINIOP_CUDA_ARCH       CMAKE_CUDA_ARCHITECTURES (default 90)
+#   INFINIOP_GPU_CHECK_BUDGET  seconds by which the sanitizer runs must end:
+#                            each program gets at most 150 s and what would
+#                            start later is skipped (default 480)
+#   INFINIOP_GPU_BENCH=1     also run bench/gpu_bench.py --quick (off by
+#                            default: it writes more files than a device
+#                            call brings back and needs minutes)
+# Exit status: 0 when the build, every test and both sanitizers are clean.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-check-out}
+mkdir -p "$OUT"
+BUILD=$ROOT/build-gpu
+ARCH=${INFINIOP_CUDA_ARCH:-90}
+BUDGET=${INFINIOP_GPU_CHECK_BUDGET:-480}
+JOBS=$(nproc 2>/dev/null || echo 8)
+T0=$(date +%s)
+elapsed() { echo $(($(date +%s) - T0)); }
+status=0
+step() { printf '\n== [%4ss] %s\n' "$(elapsed)" "$*"; }
+
+# ------------------------------------------------------------------ device
+step "device"
+DEVICE="no GPU visible (nvidia-smi failed)"
+if command -v nvidia-smi >/dev/null 2>&1 &&
+   DEVICE=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1); then
+  :
+else
+  DEVICE="no GPU visible (nvidia-smi failed)"
+fi
+echo "$DEVICE"
+command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -n 1 || echo "nvcc not on PATH"
+
+# ------------------------------------------------------------------ build
+step "configure and build (CMAKE_CUDA_ARCHITECTURES=$ARCH, $JOBS jobs) -> $OUT/build.log"
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+build_ok=1
+if ! { cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON \
+         -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DINFINIOP_BUILD_BENCH=OFF &&
+       cmake --build "$BUILD" -j "$JOBS"; } >"$OUT/build.log" 2>&1; then
+  build_ok=0
+  status=1
+  tail -n 40 "$OUT/build.log"
+fi
+grep -E "warning" "$OUT/build.log" | sort -u | head -n 20 || true
+echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(elapsed) s)"
+
+# ------------------------------------------------------------------ tests
+CTEST_LINE="not run"
+CTEST_SKIPPED="-"
+GPU_LINE="not run"
+if [ $build_ok = 1 ]; then
+  step "ctest (all tests, cpu and gpu labels) -> $OUT/ctest.log"
+  set +e
+  ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 900 >"$OUT/ctest.log" 2>&1
+  rc=$?
+  set -e
+  [ $rc = 0 ] || status=1
+  CTEST_LINE=$(grep -E "tests passed|tests failed" "$OUT/ctest.log" | tail -n 1 || echo "no ctest summary")
+  CTEST_SKIPPED=$(grep -c "(Skipped)" "$OUT/ctest.log" || true)
+  GPU_PASSED=$(grep -cE "_nvidia \.+ +Passed" "$OUT/ctest.log" || true)
+  GPU_FAILED=$(grep -cE "_nvidia \.+.*(Failed|Timeout|Exception)" "$OUT/ctest.log" || true)
+  GPU_SKIPPED=$(grep -cE "_nvidia \(Skipped\)" "$OUT/ctest.log" || true)
+  GPU_LINE="$GPU_PASSED passed, $GPU_FAILED failed, $GPU_SKIPPED skipped"
+  [ "$GPU_SKIPPED" = 0 ] || status=1 # on a GPU machine every GPU test must run
+  grep -E "Test +#|tests passed|Skipped|Failed" "$OUT/ctest.log" | tail -n 40 || true
+  grep -E "^test_cuda_large: cases" "$OUT/ctest.log" || true
+fi
+
+PYTEST_LINE="not run"
+if [ $build_ok = 1 ] && [ -d python/tests ]; then
+  if python3 -c "import numpy, pytest" >/dev/null 2>&1; then
+    step "python tests -> $OUT/pytest.log"
+    set +e
+    PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
+      timeout 300 python3 -m pytest -q -p no:cacheprovider python/tests >"$OUT/pytest.log" 2>&1
+    rc=$?
+    set -e
+    [ $rc = 0 ] || status=1
+    PYTEST_LINE=$(tail -n 1 "$OUT/pytest.log")
+    echo "$PYTEST_LINE"
+  else
+    PYTEST_LINE="not run (python3 with numpy and pytest not found)"
+  fi
+fi
+
+# ------------------------------------------------------------------ sanitizers
+# The GPU test programs, quick case lists (INFINIOP_TEST_QUICK=1: no cases of
+# more than 2^31 elements). Errors are counted from the tools' summaries.
+SAN_BINS=(test_add_rms_norm test_causal_softmax test_layer_norm test_silu test_sigmoid
+          test_cuda_graph test_streams test_cuda_large)
+declare -A SAN_ERRORS SAN_RUNS
+run_sanitizer() { # tool log
+  local tool=$1 log=$2 total=0 runs=0 skipped=0
+  : >"$log"
+  for b in "${SAN_BINS[@]}"; do
+    local exe=$BUILD/tests/$b
+    [ -x "$exe" ] || continue
+    local left=$((BUDGET - $(elapsed)))
+    [ $left -gt 150 ] && left=150
+    if [ $left -lt 20 ]; then
+      echo "== $b: not run (time budget of $BUDGET s used)" >>"$log"
+      skipped=$((skipped + 1))
+      continue
+    fi
+    echo "== $b ($tool)" >>"$log"
+    local one=$OUT/.sanitizer-one.log
+    set +e
+    INFINIOP_TEST_QUICK=1 timeout $left compute-sanitizer --tool "$tool" --print-limit 20 \
+      "$exe" --device nvidia --quick >"$one" 2>&1
+    local rc=$?
+    local n
+    if [ "$tool" = memcheck ]; then
+      n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 | sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
+    else
+      n=$(grep -E "RACECHECK SUMMARY: .*\([0-9]+ errors?" "$one" | tail -n 1 |
+          sed -E 's/.*\(([0-9]+) errors?.*/\1/')
+      [ -n "$n" ] || n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 |
+                         sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
+    fi
+    set -e
+    cat "$one" >>"$log"
+    rm -f "$one"
+    if [ -z "$n" ]; then
+      echo "== $b: no $tool summary (exit $rc): counted as 1 error" >>"$log"
+      n=1
+    elif [ $rc != 0 ]; then
+      echo "== $b: exit status $rc under $tool (test failure or timeout): counted as 1 error" >>"$log"
+      n=$((n + 1))
+    fi
+    echo "== $b: $n $tool errors ($(elapsed) s)" >>"$log"
+    total=$((total + n))
+    runs=$((runs + 1))
+  done
+  SAN_ERRORS[$tool]=$total
+  SAN_RUNS[$tool]="$runs programs"
+  if [ "$skipped" != 0 ]; then SAN_RUNS[$tool]="$runs programs, $skipped not run for time"; status=1; fi
+  [ "$total" = 0 ] || status=1
+  grep -E "^== .*errors \(" "$log" || true
+}
+if [ $build_ok = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+  step "compute-sanitizer memcheck -> $OUT/memcheck.log"
+  run_sanitizer memcheck "$OUT/memcheck.log"
+  step "compute-sanitizer racecheck -> $OUT/racecheck.log"
+  run_sanitizer racecheck "$OUT/racecheck.log"
+else
+  SAN_ERRORS[memcheck]="not run"; SAN_ERRORS[racecheck]="not run"
+  SAN_RUNS[memcheck]="compute-sanitizer not found or build failed"; SAN_RUNS[racecheck]=${SAN_RUNS[memcheck]}
+  status=1
+fi
+
+# ------------------------------------------------------------------ benchmark (later issue)
+BENCH_LINE="not run (INFINIOP_GPU_BENCH=1 runs bench/gpu_bench.py --quick)"
+if [ $build_ok = 1 ] && [ -f bench/gpu_bench.py ] && [ "${INFINIOP_GPU_BENCH:-0}" = 1 ]; then
+  step "benchmark -> $OUT/bench.log"
+  set +e
+  PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
+    timeout 300 python3 bench/gpu_bench.py --quick >"$OUT/bench.log" 2>&1
+  rc=$?
+  set -e
+  BENCH_LINE="exit $rc, see bench.log"
+fi
+
+# ------------------------------------------------------------------ summary
+{
+  echo "==================== gpu-check summary ===================="
+  echo "device:     $DEVICE"
+  echo "build:      $([ $build_ok = 1 ] && echo ok || echo FAILED) (CUDA architectures $ARCH)"
+  echo "ctest:      $CTEST_LINE; $CTEST_SKIPPED skipped"
+  echo "gpu tests:  $GPU_LINE"
+  echo "pytest:     $PYTEST_LINE"
+  echo "memcheck:   ${SAN_ERRORS[memcheck]} errors (${SAN_RUNS[memcheck]})"
+  echo "racecheck:  ${SAN_ERRORS[racecheck]} errors (${SAN_RUNS[racecheck]})"
+  echo "benchmark:  $BENCH_LINE"
+  echo "time:       $(elapsed) s"
+  echo "result:     $([ $status = 0 ] && echo PASS || echo FAIL)"
+} | tee "$OUT/summary.txt"
+exit $status
