@@ -1,6 +1,7 @@
 /*
  * cpu/cpu.h - helpers shared by the CPU kernels: element loads and stores
- * of every floating dtype through float, and the threading policy.
+ * of every floating dtype through float, the threading policy, and the
+ * run-time choice of instruction set (vector code itself: cpu/vec.h).
  */
 #ifndef INFINIOP_CPU_CPU_H
 #define INFINIOP_CPU_CPU_H
@@ -11,8 +12,57 @@
 #define INFINIOP_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* Below this many bytes of traffic, a call runs on the calling thread:
- * starting threads would cost more than the work. */
+ * waking the thread pool would cost more than the work. */
 #define INFINIOP_CPU_PARALLEL_BYTES ((size_t)1 << 17)
+/* Bytes of traffic per parallel task: a few hundred KiB keeps each task's
+ * rows in the core's L2 while the hardware prefetchers stream, and gives
+ * enough tasks to balance uneven rows (causal softmax). */
+#define INFINIOP_CPU_TASK_BYTES ((size_t)1 << 18)
+/* Calls whose outputs exceed this many bytes write them with streaming
+ * (non-temporal) stores: the outputs cannot stay in the caches anyway, and
+ * skipping the read-for-ownership of each destination line saves a third
+ * of the traffic. Smaller outputs stay in cache for their consumer. */
+#define INFINIOP_CPU_STREAM_BYTES ((size_t)8 << 20)
+
+/* ---------------------------------------------------------------- threading */
+/* A kernel over items [i0, i1) (rows, or elements) of one call; ctx carries
+ * the call's info and pointers. */
+typedef void (*infiniop_range_fn)(const void *ctx, size_t i0, size_t i1);
+
+/* Run fn over [0, n). bytes is the call's memory traffic: small calls run
+ * on the calling thread (no thread wake-up: the decode case), larger ones
+ * on the OpenMP pool (libgomp keeps its threads after the first parallel
+ * region) in tasks of about INFINIOP_CPU_TASK_BYTES, dynamically scheduled. */
+void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx);
+
+/* ---------------------------------------------------------------- instruction sets */
+typedef enum {
+    INFINIOP_ISA_GENERIC = 0, /* the compiler's baseline (SSE2 on x86-64) */
+    INFINIOP_ISA_AVX2 = 1,    /* AVX2 */
+    INFINIOP_ISA_AVX512 = 2,  /* AVX-512 F, BW, DQ, VL */
+} infiniopCpuIsa;
+
+/* The best instruction set this CPU has, from CPUID, detected once. The
+ * environment variable INFINIOP_CPU_ISA=generic|avx2|avx512 caps it (to
+ * test every path on one machine). */
+infiniopCpuIsa infiniop_cpu_isa(void);
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define INFINIOP_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,bmi2")))
+#define INFINIOP_TARGET_AVX2 __attribute__((target("avx2,bmi2")))
+#else
+#define INFINIOP_TARGET_AVX512
+#define INFINIOP_TARGET_AVX2
+#endif
+
+/* Define `static const infiniop_range_fn NAME[3]`, the always-inline
+ * function BODY(ctx, i0, i1) compiled for each infiniopCpuIsa (indexed by
+ * it): vector-extension code in BODY becomes zmm, ymm or baseline code. */
+#define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    INFINIOP_TARGET_AVX512 static void NAME##_avx512(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }    \
+    INFINIOP_TARGET_AVX2 static void NAME##_avx2(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }        \
+    static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
+    static const infiniop_range_fn NAME[3] = {NAME##_generic, NAME##_avx2, NAME##_avx512}
 
 /* Load element i of an F16, BF16 or F32 array as float. With a constant
  * dtype (the kernels are instantiated per dtype) the switch folds away. */

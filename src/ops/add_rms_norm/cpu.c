@@ -1,74 +1,129 @@
 /*
  * ops/add_rms_norm/cpu.c - add_rms_norm on the CPU.
  *
- * One task per row (OpenMP over rows). Two passes over the row:
- *   1. r = a + b, accumulate r^2 (float32, 16 lanes per 1024-element block,
- *      blocks summed in order: error grows with D/1024, not D);
+ * Rows are split over the OpenMP pool in cache-sized tasks (one call on the
+ * calling thread when small: decode). Two passes over a row, the second
+ * from cache:
+ *   1. r = a + b, accumulate r^2 in float32 vector lanes per 1024-element
+ *      block, blocks summed in order (error grows with D/1024, not D);
  *   2. recompute r, write residual_out = round(r) and
  *      y = round(r * rsqrt(mean + eps) * w).
  * Outputs are written only in pass 2, element j after a[j], b[j] are read,
  * so y or residual_out may alias a or b exactly.
+ * The vector path (cpu/vec.h) needs a weight of stride 1; a strided weight
+ * takes the scalar path, which keeps the same summation structure.
  */
 #include "add_rms_norm.h"
-#include "cpu/cpu.h"
+#include "cpu/vec.h"
 
 #include <math.h>
 
-#define LANES 16
 #define BLOCK 1024
 
-INFINIOP_ALWAYS_INLINE void row(const infiniopAddRMSNormInfo *info, infiniDtype_t at, infiniDtype_t wt, size_t r,
-                                char *y, char *res, const char *a, const char *b, const char *w) {
-    const infiniopRowLayout *L = &info->rows;
-    size_t D = L->ncols;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(at);
-    const void *ar = a + infiniop_row_offset(L, ARN_A, r) * es;
-    const void *br = b + infiniop_row_offset(L, ARN_B, r) * es;
-    void *yr = y + infiniop_row_offset(L, ARN_Y, r) * es;
-    void *rr = res + infiniop_row_offset(L, ARN_RES, r) * es;
+typedef struct {
+    const infiniopAddRMSNormInfo *info;
+    char *y, *res;
+    const char *a, *b, *w;
+    bool stream; /* outputs larger than the caches: streaming stores */
+} ctx_t;
 
+/* Row r's pointers to a, b, y, residual_out. */
+typedef struct {
+    const char *a, *b;
+    char *y, *res;
+} rowptr_t;
+
+INFINIOP_ALWAYS_INLINE rowptr_t row_pointers(const ctx_t *c, infiniDtype_t at, size_t r) {
+    const infiniopRowLayout *L = &c->info->rows;
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(at);
+    rowptr_t p = {c->a + infiniop_row_offset(L, ARN_A, r) * es, c->b + infiniop_row_offset(L, ARN_B, r) * es,
+                  c->y + infiniop_row_offset(L, ARN_Y, r) * es, c->res + infiniop_row_offset(L, ARN_RES, r) * es};
+    return p;
+}
+
+INFINIOP_ALWAYS_INLINE void row_scalar(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r) {
+    const infiniopAddRMSNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    rowptr_t p = row_pointers(c, at, r);
     float total = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D;
-        float acc[LANES] = {0};
-        size_t j = j0;
-        for (; j + LANES <= j1; j += LANES)
-            for (int l = 0; l < LANES; ++l) {
-                float v = infiniop_load_f32(ar, (ptrdiff_t)(j + l), at) + infiniop_load_f32(br, (ptrdiff_t)(j + l), at);
-                acc[l] += v * v;
-            }
         float s = 0.0f;
-        for (; j < j1; ++j) {
-            float v = infiniop_load_f32(ar, (ptrdiff_t)j, at) + infiniop_load_f32(br, (ptrdiff_t)j, at);
+        for (size_t j = j0; j < j1; ++j) {
+            float v = infiniop_load_f32(p.a, (ptrdiff_t)j, at) + infiniop_load_f32(p.b, (ptrdiff_t)j, at);
             s += v * v;
         }
-        for (int l = 0; l < LANES; ++l) s += acc[l];
         total += s;
     }
     float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
     for (size_t j = 0; j < D; ++j) {
-        float v = infiniop_load_f32(ar, (ptrdiff_t)j, at) + infiniop_load_f32(br, (ptrdiff_t)j, at);
-        infiniop_store_f32(rr, (ptrdiff_t)j, at, v);
-        infiniop_store_f32(yr, (ptrdiff_t)j, at, v * scale * infiniop_load_f32(w, (ptrdiff_t)j * info->w_stride, wt));
+        float v = infiniop_load_f32(p.a, (ptrdiff_t)j, at) + infiniop_load_f32(p.b, (ptrdiff_t)j, at);
+        infiniop_store_f32(p.res, (ptrdiff_t)j, at, v);
+        infiniop_store_f32(p.y, (ptrdiff_t)j, at, v * scale * infiniop_load_f32(c->w, (ptrdiff_t)j * info->w_stride, wt));
     }
 }
 
-INFINIOP_ALWAYS_INLINE void rows(const infiniopAddRMSNormInfo *info, infiniDtype_t at, infiniDtype_t wt, void *y,
-                                 void *res, const void *a, const void *b, const void *w) {
-    size_t n = info->rows.nrows;
-    size_t bytes = n * info->rows.ncols * infiniop_dtype_size(at) * 4;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || n < 2) {
-        for (size_t r = 0; r < n; ++r) row(info, at, wt, r, y, res, a, b, w);
-        return;
+INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r) {
+    const infiniopAddRMSNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    rowptr_t p = row_pointers(c, at, r);
+    float total = 0.0f;
+    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
+        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
+        vf acc0 = v_splat(0.0f), acc1 = acc0;
+        for (; j + 2 * VL <= j1; j += 2 * VL) {
+            vf r0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
+            vf r1 = v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
+            acc0 += r0 * r0;
+            acc1 += r1 * r1;
+        }
+        for (; j + VL <= j1; j += VL) {
+            vf r0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
+            acc0 += r0 * r0;
+        }
+        if (j < j1) { /* zero lanes add 0 */
+            vf r0 = v_load_n(V_CAT(p.a, at, j), at, j1 - j) + v_load_n(V_CAT(p.b, at, j), at, j1 - j);
+            acc1 += r0 * r0;
+        }
+        total += v_hsum(acc0 + acc1);
     }
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < n; ++r) row(info, at, wt, r, y, res, a, b, w);
+    float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
+    size_t j = 0;
+    for (; j + VL <= D; j += VL) {
+        vf v = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
+        v_put(V_AT(p.res, at, j), at, v, c->stream);
+        v_put(V_AT(p.y, at, j), at, v * scale * v_load(V_CAT(c->w, wt, j), wt), c->stream);
+    }
+    if (j < D) {
+        size_t n = D - j;
+        vf v = v_load_n(V_CAT(p.a, at, j), at, n) + v_load_n(V_CAT(p.b, at, j), at, n);
+        v_store_n(V_AT(p.res, at, j), at, v, n);
+        v_store_n(V_AT(p.y, at, j), at, v * scale * v_load_n(V_CAT(c->w, wt, j), wt, n), n);
+    }
 }
+
+INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1) {
+    if (c->info->w_stride == 1 || c->info->rows.ncols == 1) {
+        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r);
+        if (c->stream) v_stream_fence();
+    } else {
+        for (size_t r = r0; r < r1; ++r) row_scalar(c, at, wt, r);
+    }
+}
+
+INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
+    const ctx_t *c = ctx;
+    INFINIOP_DISPATCH_HALF_FLOAT(c->info->atype, AT, {
+        INFINIOP_DISPATCH_HALF_FLOAT(c->info->wtype, WT, rows_typed(c, AT, WT, r0, r1));
+    });
+}
+INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
 
 infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, void *y, void *residual_out,
                                          const void *a, const void *b, const void *w) {
-    INFINIOP_DISPATCH_HALF_FLOAT(info->atype, AT, {
-        INFINIOP_DISPATCH_HALF_FLOAT(info->wtype, WT, rows(info, AT, WT, y, residual_out, a, b, w));
-    });
+    size_t n = info->rows.nrows;
+    size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
+    ctx_t c = {info, y, residual_out, a, b, w, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
+    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }

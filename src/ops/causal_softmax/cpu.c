@@ -6,9 +6,18 @@
  * sum of e^(x - m) in float32 lanes, then y = e^(x - m) / sum; the masked
  * columns are written as exact zeros. Outputs are written in the last pass,
  * element j after x[j] is read, so y may alias x exactly.
+ *
+ * Contiguous rows take the vector path (cpu/vec.h): the maximum, then
+ * e = exp(x - m) by v_exp_neg (within 1 ulp; its argument is <= 0), kept
+ * in a float32 buffer on the stack while the row fits (recomputed
+ * otherwise) and summed in lanes per block, then y = e / sum. A row whose
+ * maximum is not finite (NaN visible, +inf, or every visible entry -inf) is
+ * NaN over its visible part, as the scalar formulas give. Rows are split
+ * over the OpenMP pool in cache-sized tasks; rows of one slice grow in
+ * length, which the dynamic task schedule balances.
  */
 #include "causal_softmax.h"
-#include "cpu/cpu.h"
+#include "cpu/vec.h"
 
 #include <math.h>
 
@@ -47,19 +56,96 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopCausalSoftmaxInfo *info, infiniDty
     for (size_t j = n; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j * ys, t, 0.0f);
 }
 
-INFINIOP_ALWAYS_INLINE void rows(const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, void *y, const void *x) {
-    size_t n = info->rows.nrows;
-    size_t bytes = n * info->rows.ncols * infiniop_dtype_size(t) * 2;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || n < 2) {
-        for (size_t r = 0; r < n; ++r) row(info, t, r, y, x);
+#define BUF 8192 /* visible columns kept in the stack buffer (32 KiB) */
+
+INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r, char *y,
+                                    const char *x, bool stream) {
+    const infiniopRowLayout *L = &info->rows;
+    size_t T = L->ncols, n = infiniop_causal_visible(info, r);
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    const void *xr = x + infiniop_row_offset(L, CS_X, r) * es;
+    void *yr = y + infiniop_row_offset(L, CS_Y, r) * es;
+    float buf[BUF];
+    float *e = n <= BUF ? buf : NULL;
+
+    /* the maximum; NaN lanes are tracked apart (comparisons ignore them) */
+    vf vm = v_splat(-INFINITY);
+    vi nan = (vi){0};
+    size_t j = 0;
+    for (; j + VL <= n; j += VL) {
+        vf v = v_load(V_CAT(xr, t, j), t);
+        vm = v_max(v, vm);
+        nan |= v != v;
+    }
+    if (j < n) {
+        vf v = v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY));
+        vm = v_max(v, vm);
+        nan |= v != v;
+    }
+    float m = v_hmax(vm);
+    if (v_any(nan) || !isfinite(m)) {
+        for (j = 0; j < n; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, NAN);
+        for (; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, 0.0f);
         return;
     }
-    /* Row lengths grow with r % S: interleave rows over threads. */
-#pragma omp parallel for schedule(static, 1)
-    for (size_t r = 0; r < n; ++r) row(info, t, r, y, x);
+
+    float total = 0.0f;
+    for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
+        size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
+        vf acc = v_splat(0.0f);
+        for (j = j0; j + VL <= j1; j += VL) {
+            vf v = v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
+            if (e) *(vf_u *)(e + j) = v;
+            acc += v;
+        }
+        if (j < j1) {
+            vf v = v_sel(v_first(j1 - j), v_exp_neg(v_load_n(V_CAT(xr, t, j), t, j1 - j) - m), v_splat(0.0f));
+            if (e) memcpy(e + j, &v, (j1 - j) * sizeof(float));
+            acc += v;
+        }
+        total += v_hsum(acc);
+    }
+
+    for (j = 0; j + VL <= n; j += VL) {
+        vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
+        v_put(V_AT(yr, t, j), t, v / total, stream);
+    }
+    if (j < n) { /* the last partial vector of visible columns, then zeros */
+        size_t k = n - j, w = T - j < VL ? T - j : VL;
+        vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg(v_load_n(V_CAT(xr, t, j), t, k) - m);
+        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v / total, v_splat(0.0f)), w);
+        j += w;
+    }
+    for (; j + VL <= T; j += VL) v_put(V_AT(yr, t, j), t, v_splat(0.0f), stream);
+    if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
 }
 
+typedef struct {
+    const infiniopCausalSoftmaxInfo *info;
+    char *y;
+    const char *x;
+    bool vector, stream;
+} ctx_t;
+
+INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
+    const ctx_t *c = ctx;
+    INFINIOP_DISPATCH_HALF_FLOAT(c->info->dtype, DT, {
+        if (c->vector) {
+            for (size_t r = r0; r < r1; ++r) row_vec(c->info, DT, r, c->y, c->x, c->stream);
+            if (c->stream) v_stream_fence();
+        } else {
+            for (size_t r = r0; r < r1; ++r) row(c->info, DT, r, c->y, c->x);
+        }
+    });
+}
+INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
+
 infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info, void *y, const void *x) {
-    INFINIOP_DISPATCH_HALF_FLOAT(info->dtype, T, rows(info, T, y, x));
+    const infiniopRowLayout *L = &info->rows;
+    size_t n = L->nrows;
+    size_t bytes = n * L->ncols * infiniop_dtype_size(info->dtype) * 2;
+    bool contiguous = L->ncols == 1 || (L->col_stride[CS_X] == 1 && L->col_stride[CS_Y] == 1);
+    ctx_t c = {info, y, x, contiguous, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
+    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }

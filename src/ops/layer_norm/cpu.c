@@ -7,9 +7,12 @@
  * float32 in 16 lanes per 1024-element block, blocks summed in order.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
+ * Rows whose elements (input, outputs, weight, bias) are all contiguous take
+ * the vector path (cpu/vec.h), the others the scalar one; rows are split
+ * over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
-#include "cpu/cpu.h"
+#include "cpu/vec.h"
 
 #include <math.h>
 
@@ -62,20 +65,92 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     }
 }
 
-INFINIOP_ALWAYS_INLINE void rows(const infiniopLayerNormInfo *info, infiniDtype_t t, void *out, void *stdz, void *std,
-                                 const void *in, const void *w, const void *b) {
-    size_t n = info->rows.nrows;
-    size_t bytes = n * info->rows.ncols * infiniop_dtype_size(t) * 3;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || n < 2) {
-        for (size_t r = 0; r < n; ++r) row(info, t, r, out, stdz, std, in, w, b);
-        return;
+/* Sum over a contiguous row of (x - shift)^power, power 1 or 2, in vector
+ * lanes per BLOCK-element block (the scalar row_sum's blocking). */
+INFINIOP_ALWAYS_INLINE float row_sum_vec(const void *x, size_t D, infiniDtype_t t, float shift, int power) {
+    float total = 0.0f;
+    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
+        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
+        vf acc0 = v_splat(0.0f), acc1 = acc0;
+        for (; j + 2 * VL <= j1; j += 2 * VL) {
+            vf v0 = v_load(V_CAT(x, t, j), t) - shift, v1 = v_load(V_CAT(x, t, j + VL), t) - shift;
+            acc0 += power == 2 ? v0 * v0 : v0;
+            acc1 += power == 2 ? v1 * v1 : v1;
+        }
+        for (; j + VL <= j1; j += VL) {
+            vf v0 = v_load(V_CAT(x, t, j), t) - shift;
+            acc0 += power == 2 ? v0 * v0 : v0;
+        }
+        if (j < j1) {
+            vf v0 = v_sel(v_first(j1 - j), v_load_n(V_CAT(x, t, j), t, j1 - j) - shift, v_splat(0.0f));
+            acc1 += power == 2 ? v0 * v0 : v0;
+        }
+        total += v_hsum(acc0 + acc1);
     }
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < n; ++r) row(info, t, r, out, stdz, std, in, w, b);
+    return total;
 }
+
+INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *out,
+                                    char *stdz, char *std, const char *in, const void *w, const void *b, bool stream) {
+    const infiniopRowLayout *L = &info->rows;
+    size_t D = L->ncols;
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    const void *x = in + infiniop_row_offset(L, LN_IN, r) * es;
+    void *o = out + infiniop_row_offset(L, LN_OUT, r) * es;
+    void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
+
+    float mean = row_sum_vec(x, D, t, 0.0f, 1) / (float)D;
+    float var = row_sum_vec(x, D, t, mean, 2) / (float)D;
+    float sd = sqrtf(var + info->eps);
+    infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
+    size_t j = 0;
+    for (; j + VL <= D; j += VL) {
+        vf v = (v_load(V_CAT(x, t, j), t) - mean) / sd;
+        vf res = v * v_load(V_CAT(w, t, j), t);
+        if (info->has_bias) res += v_load(V_CAT(b, t, j), t);
+        v_put(V_AT(z, t, j), t, v, stream);
+        v_put(V_AT(o, t, j), t, res, stream);
+    }
+    if (j < D) {
+        size_t n = D - j;
+        vf v = (v_load_n(V_CAT(x, t, j), t, n) - mean) / sd;
+        vf res = v * v_load_n(V_CAT(w, t, j), t, n);
+        if (info->has_bias) res += v_load_n(V_CAT(b, t, j), t, n);
+        v_store_n(V_AT(z, t, j), t, v, n);
+        v_store_n(V_AT(o, t, j), t, res, n);
+    }
+}
+
+typedef struct {
+    const infiniopLayerNormInfo *info;
+    char *out, *stdz, *std;
+    const char *in;
+    const void *w, *b;
+    bool vector, stream;
+} ctx_t;
+
+INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
+    const ctx_t *c = ctx;
+    INFINIOP_DISPATCH_HALF_FLOAT(c->info->dtype, T, {
+        if (c->vector) {
+            for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
+            if (c->stream) v_stream_fence();
+        } else {
+            for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
+        }
+    });
+}
+INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
 
 infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *out, void *stdz, void *std,
                                        const void *in, const void *w, const void *b) {
-    INFINIOP_DISPATCH_HALF_FLOAT(info->dtype, T, rows(info, T, out, stdz, std, in, w, b));
+    const infiniopRowLayout *L = &info->rows;
+    size_t n = L->nrows;
+    size_t bytes = n * L->ncols * infiniop_dtype_size(info->dtype) * 3;
+    bool contiguous = L->ncols == 1 || (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 &&
+                                        L->col_stride[LN_STDZ] == 1 && info->w_stride == 1 &&
+                                        (!info->has_bias || info->b_stride == 1));
+    ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES};
+    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }

@@ -1,0 +1,215 @@
+/*
+ * cpu/vec.h - the CPU kernels' vector layer: 8 float32 lanes written once
+ * with GCC/Clang vector extensions, compiled for several instruction sets.
+ *
+ * The kernels are always-inline functions over the vector types below. Each
+ * operator instantiates them in three functions (INFINIOP_CPU_KERNEL in
+ * cpu.h): one compiled for AVX-512, one for AVX2 and one for the baseline
+ * x86-64 / any other target (SSE2, or whatever the target has). infiniop_cpu_isa() picks one at run
+ * time from CPUID, so one binary runs on any x86-64.
+ *
+ * Exactness: the three instantiations execute the same float32 operations in
+ * the same order (ISO C mode: no contraction into FMA), so they give
+ * bit-identical results. The half-type conversions are the bit operations
+ * of cpu/dtype.h done lane-wise, round-to-nearest-even, identical to dtype.h
+ * for every input (NaN payloads included) and independent of MXCSR's
+ * FTZ/DAZ. Hardware conversions are not used: AVX-512 BF16's vcvtneps2bf16
+ * flushes float32 subnormals to zero (dtype.h keeps them), and compilers
+ * do not yet vectorise _Float16 conversions in generic code; the bit
+ * operations cost a few integer instructions per vector, far below the
+ * memory time of these operators.
+ */
+#ifndef INFINIOP_CPU_VEC_H
+#define INFINIOP_CPU_VEC_H
+
+#include "cpu/cpu.h"
+
+#include <string.h>
+
+/* Vector arguments of static always-inline helpers never reach an ABI
+ * boundary; silence GCC's notes about AVX vector ABI changes. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+/* Lanes per vector: 8 (256 bits), native on AVX2 and, through AVX-512VL,
+ * on AVX-512 (with mask registers for compares and vpmovdw for narrowing).
+ * GCC lowers vectors wider than the target's registers poorly (compares
+ * and selects become scalar code), so the width is the AVX2 one; 256-bit
+ * vectors already saturate memory bandwidth on these kernels. */
+#define VL 8
+
+typedef float vf __attribute__((vector_size(4 * VL)));
+typedef int32_t vi __attribute__((vector_size(4 * VL)));
+typedef uint32_t vu __attribute__((vector_size(4 * VL)));
+typedef uint16_t vh __attribute__((vector_size(2 * VL)));
+/* Unaligned forms for loads and stores through pointers. */
+typedef vf vf_u __attribute__((aligned(1), may_alias));
+typedef vh vh_u __attribute__((aligned(1), may_alias));
+
+INFINIOP_ALWAYS_INLINE vf v_splat(float x) { return (vf){0} + x; }
+/* Lane-wise select: m lanes are all-ones (true) or zero, as comparisons give. */
+INFINIOP_ALWAYS_INLINE vf v_sel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
+INFINIOP_ALWAYS_INLINE vu v_selu(vi m, vu a, vu b) { return (a & (vu)m) | (b & ~(vu)m); }
+INFINIOP_ALWAYS_INLINE vf v_max(vf a, vf b) { return v_sel(a > b, a, b); }
+INFINIOP_ALWAYS_INLINE vf v_abs(vf a) { return (vf)((vu)a & 0x7fffffffu); }
+/* Lanes 0..n-1 true. */
+INFINIOP_ALWAYS_INLINE vi v_first(size_t n) {
+    const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    return lane < (int32_t)n;
+}
+INFINIOP_ALWAYS_INLINE bool v_any(vi m) {
+    uint32_t acc = 0;
+    for (int l = 0; l < VL; ++l) acc |= (uint32_t)m[l];
+    return acc != 0;
+}
+INFINIOP_ALWAYS_INLINE bool v_all(vi m) {
+    uint32_t acc = ~0u;
+    for (int l = 0; l < VL; ++l) acc &= (uint32_t)m[l];
+    return acc != 0;
+}
+
+/* Sum of the lanes, as a fixed pairwise tree (same on every ISA). */
+INFINIOP_ALWAYS_INLINE float v_hsum(vf v) {
+    float s4[4];
+    for (int l = 0; l < 4; ++l) s4[l] = v[l] + v[l + 4];
+    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+INFINIOP_ALWAYS_INLINE float v_hmax(vf v) {
+    float m = v[0];
+    for (int l = 1; l < VL; ++l) m = v[l] > m ? v[l] : m;
+    return m;
+}
+
+/* ------------------------------------------------------------ conversions */
+INFINIOP_ALWAYS_INLINE vf v_from_bf16(vh h) { return (vf)(__builtin_convertvector(h, vu) << 16); }
+
+INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
+    vu u = (vu)f;
+    vi nan = (vi)((u & 0x7fffffffu) > 0x7f800000u);
+    vu r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; /* round to nearest even */
+    return __builtin_convertvector(v_selu(nan, (u >> 16) | 0x40u, r), vh);
+}
+
+INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
+    vu w = __builtin_convertvector(h, vu);
+    vu sign = (w & 0x8000u) << 16, a = w & 0x7fffu;
+    vu normal = (a << 13) + 0x38000000u;                           /* rebias 15 -> 127 */
+    normal = v_selu((vi)(a >= 0x7c00u), normal + 0x38000000u, normal); /* inf / NaN: exponent 255 */
+    /* zero or subnormal: a * 2^-24, exact (an integer below 2^10 times a power of two) */
+    vu sub = (vu)(__builtin_convertvector((vi)a, vf) * 5.9604644775390625e-8f);
+    return (vf)(sign | v_selu((vi)(a < 0x400u), sub, normal));
+}
+
+INFINIOP_ALWAYS_INLINE vh v_to_f16(vf f) {
+    vu u = (vu)f;
+    vu sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    vu r = a - 0x38000000u; /* normal half: rebias 127 -> 15, round to nearest even */
+    vu normal = (r + 0xfffu + ((r >> 13) & 1u)) >> 13;
+    /* subnormal half: round(|f| * 2^24) to an integer, nearest even, by the
+     * float addition of 1.5 * 2^23 (|f| * 2^24 < 2^10 here, and is a normal
+     * float, so FTZ/DAZ cannot change it); a < 0x33000000 rounds to 0 */
+    vf scaled = v_abs(f) * 16777216.0f + 12582912.0f;
+    vu sub = (vu)scaled - 0x4b400000u;
+    vu h = v_selu((vi)(a >= 0x38800000u), normal, sub);
+    h = v_selu((vi)(a >= 0x477ff000u), (vu){0} + 0x7c00u, h); /* rounds to >= 65520: infinity */
+    h = v_selu((vi)(a > 0x7f800000u), 0x7e00u | ((a >> 13) & 0x3ffu), h); /* NaN, quiet */
+    return __builtin_convertvector(sign | h, vh);
+}
+
+/* ------------------------------------------------------------ loads, stores */
+/* VL elements of dtype t at p (unaligned), as float. */
+INFINIOP_ALWAYS_INLINE vf v_load(const void *p, infiniDtype_t t) {
+    switch (t) {
+    case INFINI_DTYPE_F16: return v_from_f16(*(const vh_u *)p);
+    case INFINI_DTYPE_BF16: return v_from_bf16(*(const vh_u *)p);
+    default: return *(const vf_u *)p;
+    }
+}
+INFINIOP_ALWAYS_INLINE void v_store(void *p, infiniDtype_t t, vf v) {
+    switch (t) {
+    case INFINI_DTYPE_F16: *(vh_u *)p = v_to_f16(v); break;
+    case INFINI_DTYPE_BF16: *(vh_u *)p = v_to_bf16(v); break;
+    default: *(vf_u *)p = v; break;
+    }
+}
+/* Streaming (non-temporal) store of VL elements: for outputs far larger
+ * than the caches, it skips the read-for-ownership of the destination lines
+ * (what memcpy does for large copies). Unaligned destinations (16 bytes)
+ * take a normal store. After a kernel's streaming stores: v_stream_fence(). */
+INFINIOP_ALWAYS_INLINE void v_stream(void *p, infiniDtype_t t, vf v) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* SSE2 builtins (the x86-64 baseline; <emmintrin.h> clashes with
+     * infinicore.h's __C macro): movntps / movntdq of 16 bytes. */
+    typedef float v4f __attribute__((vector_size(16)));
+    typedef long long v2q __attribute__((vector_size(16)));
+    if (((uintptr_t)p & 15) == 0) {
+        if (t == INFINI_DTYPE_F32) {
+            v4f lo = {v[0], v[1], v[2], v[3]}, hi = {v[4], v[5], v[6], v[7]};
+            __builtin_ia32_movntps((float *)p, lo);
+            __builtin_ia32_movntps((float *)p + 4, hi);
+        } else {
+            vh h = t == INFINI_DTYPE_F16 ? v_to_f16(v) : v_to_bf16(v);
+            __builtin_ia32_movntdq((v2q *)p, (v2q)h);
+        }
+        return;
+    }
+#endif
+    v_store(p, t, v);
+}
+INFINIOP_ALWAYS_INLINE void v_stream_fence(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_ia32_sfence();
+#endif
+}
+/* Store through v_stream when stream is set, else v_store. */
+INFINIOP_ALWAYS_INLINE void v_put(void *p, infiniDtype_t t, vf v, bool stream) {
+    if (stream) v_stream(p, t, v);
+    else v_store(p, t, v);
+}
+
+/* The first n < VL elements; the other lanes are 0. */
+INFINIOP_ALWAYS_INLINE vf v_load_n(const void *p, infiniDtype_t t, size_t n) {
+    uint32_t tmp[VL] = {0};
+    memcpy(tmp, p, n * (t == INFINI_DTYPE_F32 ? 4 : 2));
+    return v_load(tmp, t);
+}
+INFINIOP_ALWAYS_INLINE void v_store_n(void *p, infiniDtype_t t, vf v, size_t n) {
+    uint32_t tmp[VL];
+    v_store(tmp, t, v);
+    memcpy(p, tmp, n * (t == INFINI_DTYPE_F32 ? 4 : 2));
+}
+/* Element pointer arithmetic for a dtype of 2 or 4 bytes. */
+#define V_AT(p, t, j) ((char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
+#define V_CAT(p, t, j) ((const char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
+
+/* ------------------------------------------------------------ exp */
+/* e^x for x <= 0 (any such float, -inf included; x > 0 is not allowed).
+ * Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (ln2 split in two so that
+ * n * ln2_hi is exact), Cephes' degree-7 minimax polynomial for e^r, and
+ * the scaling by 2^n as a float multiply (gradual underflow). Results below
+ * the smallest normal float (x < -87.33) are returned as 0: an absolute
+ * error under 1.2e-38.
+ * Error bound, measured against the correctly rounded e^x over every
+ * float32 in [-87.33, 0] (bench/exp_check.c): at most 1 ulp (max 0.91 ulp
+ * before the final rounding, no FMA); NaN in gives NaN out. */
+INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    vi underflow = x < -87.33f;
+    x = v_sel(underflow, v_splat(-87.33f), x); /* NaN stays NaN */
+    vf t = x * log2e + shifter;
+    vf n = t - shifter;
+    vf r = (x - n * ln2_hi) - n * ln2_lo;
+    vf p = v_splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = (p * (r * r) + r) + 1.0f;
+    vf scale = (vf)(((vu)t - 0x4b400000u + 127u) << 23); /* 2^n, n >= -126 */
+    return v_sel(underflow, v_splat(0.0f), p * scale);
+}
+
+#endif /* INFINIOP_CPU_VEC_H */
