@@ -138,7 +138,7 @@ INFINIOP_ALWAYS_INLINE void v_store(void *p, infiniDtype_t t, vf v) {
  * (what memcpy does for large copies). Unaligned destinations (16 bytes)
  * take a normal store. After a kernel's streaming stores: v_stream_fence(). */
 INFINIOP_ALWAYS_INLINE void v_stream(void *p, infiniDtype_t t, vf v) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) /* clang lacks these builtins */
     /* SSE2 builtins (the x86-64 baseline; <emmintrin.h> clashes with
      * infinicore.h's __C macro): movntps / movntdq of 16 bytes. */
     typedef float v4f __attribute__((vector_size(16)));

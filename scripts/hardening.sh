@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Hardening checks of infiniop-c (CPU), the last stage of scripts/test.sh.
+# Each stage builds in its own directory (CUDA off) and must be clean:
+#   asan      the C tests (ctest -L cpu, INFINIOP_TEST_QUICK=1) built with
+#             AddressSanitizer + UndefinedBehaviorSanitizer (gcc,
+#             -DINFINIOP_SANITIZE=ON); LeakSanitizer runs at every exit
+#   tsan      the multithreaded tests built with ThreadSanitizer, run with
+#             OMP_NUM_THREADS=1 (libgomp is not TSan-instrumented: its
+#             barriers would be reported as races)
+#   memcheck  valgrind memcheck of every C test binary (-O2 -g build,
+#             INFINIOP_TEST_QUICK=1) and of the fuzz corpus replayed without
+#             sanitizers; scripts/valgrind.supp documents each suppression
+#   fuzz      libFuzzer target fuzz/fuzz_ops.c (clang-14, ASan + UBSan) from
+#             the seed corpus fuzz/corpus for FUZZ_SECONDS (60) seconds
+# Usage: scripts/hardening.sh [stage...]   (default: all four, in order)
+# Env: FUZZ_SECONDS=60, JOBS=$(nproc), HARDENING_KEEP_GOING=1 (run every
+# stage even after a failure). Exits non-zero when any stage fails. Stage
+# timings and the fuzzer's numbers go to build-hardening/summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+OUT=$ROOT/build-hardening
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(asan tsan memcheck fuzz)
+
+bash scripts/install-deps.sh || exit 1
+
+CC_CLANG=$(command -v clang-14 || command -v clang || true)
+SYMBOLIZER=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
+export ASAN_SYMBOLIZER_PATH=${SYMBOLIZER}
+COMMON_CMAKE=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIOP_CUDA=OFF -DINFINIOP_BUILD_BENCH=OFF)
+
+log() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
+
+# configure DIR LOGNAME cmake-args...: configure quietly, show the log on failure.
+configure() {
+  local dir=$1 name=$2
+  shift 2
+  cmake -S . -B "$dir" "$@" >"$OUT/$name-configure.log" 2>&1 || { cat "$OUT/$name-configure.log"; return 1; }
+}
+build() { # build DIR LOGNAME [targets...]
+  local dir=$1 name=$2
+  shift 2
+  local t=()
+  for x in "$@"; do t+=(--target "$x"); done
+  cmake --build "$dir" -j"$JOBS" "${t[@]}" >"$OUT/$name-build.log" 2>&1 || { tail -50 "$OUT/$name-build.log"; return 1; }
+}
+
+# ---------------------------------------------------------------- stages
+stage_asan() {
+  configure build-asan asan "${COMMON_CMAKE[@]}" -DINFINIOP_SANITIZE=ON || return 1
+  build build-asan asan || return 1
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  INFINIOP_TEST_QUICK=1 \
+    ctest --test-dir build-asan -L cpu --output-on-failure -j"$JOBS" 2>&1 | tee "$OUT/asan-ctest.log" | tail -15
+  local rc=${PIPESTATUS[0]}
+  local n
+  n=$(grep -cE "Test +#[0-9]+: .* Passed" "$OUT/asan-ctest.log")
+  log "asan: $n test programs passed under ASan+UBSan+LSan (ctest -L cpu, quick)"
+  return "$rc"
+}
+
+stage_tsan() {
+  configure build-tsan tsan "${COMMON_CMAKE[@]}" -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_C_FLAGS=-fsanitize=thread -O1 -g" \
+    -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread || return 1
+  local progs=()
+  for p in test_threads_stress test_threads test_errors; do
+    [ -f "tests/$p.c" ] && progs+=("$p")
+  done
+  build build-tsan tsan "${progs[@]}" || return 1
+  local rc=0
+  for p in "${progs[@]}"; do
+    # halt_on_error: the first race fails the run; report_signal_unsafe=0:
+    # the harness prints from signal-free code only, keep reports focused.
+    if OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4 \
+       INFINIOP_TEST_QUICK=1 "build-tsan/tests/$p" --device cpu >"$OUT/tsan-$p.log" 2>&1; then
+      log "tsan: $p clean ($(tail -1 "$OUT/tsan-$p.log"))"
+    else
+      rc=1
+      tail -60 "$OUT/tsan-$p.log"
+      log "tsan: $p FAILED (log: $OUT/tsan-$p.log)"
+    fi
+  done
+  return $rc
+}
+
+stage_memcheck() {
+  configure build-memcheck memcheck "${COMMON_CMAKE[@]}" || return 1
+  build build-memcheck memcheck || return 1
+  # The fuzz target, replaying the corpus without sanitizers or libFuzzer.
+  gcc -std=c11 -O1 -g -Iinclude fuzz/fuzz_ops.c fuzz/replay.c -o build-memcheck/fuzz_replay \
+    -Lbuild-memcheck -linfiniop -linfinirt -Wl,-rpath,"$ROOT/build-memcheck" || return 1
+  local vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
+            --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
+            --suppressions="$ROOT/scripts/valgrind.supp" --num-callers=30 -q)
+  local rc=0 n=0
+  for exe in build-memcheck/tests/test_*; do
+    [ -x "$exe" ] || continue
+    local name
+    name=$(basename "$exe")
+    if OMP_NUM_THREADS=2 INFINIOP_TEST_QUICK=1 "${vg[@]}" "$exe" --device cpu >"$OUT/memcheck-$name.log" 2>&1; then
+      n=$((n + 1))
+    else
+      rc=1
+      tail -60 "$OUT/memcheck-$name.log"
+      log "memcheck: $name FAILED (log: $OUT/memcheck-$name.log)"
+    fi
+  done
+  if OMP_NUM_THREADS=2 "${vg[@]}" build-memcheck/fuzz_replay fuzz/corpus >"$OUT/memcheck-fuzz_replay.log" 2>&1; then
+    n=$((n + 1))
+  else
+    rc=1
+    tail -60 "$OUT/memcheck-fuzz_replay.log"
+    log "memcheck: fuzz_replay FAILED"
+  fi
+  log "memcheck: $n programs clean under valgrind ($(ls fuzz/corpus | wc -l) corpus inputs replayed)"
+  return $rc
+}
+
+stage_fuzz() {
+  [ -n "$CC_CLANG" ] || { log "fuzz: clang not found"; return 1; }
+  cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER="$CC_CLANG" >"$OUT/fuzz-configure.log" 2>&1 ||
+    { cat "$OUT/fuzz-configure.log"; return 1; }
+  cmake --build build-fuzz -j"$JOBS" >"$OUT/fuzz-build.log" 2>&1 || { tail -50 "$OUT/fuzz-build.log"; return 1; }
+  # New inputs go to a scratch corpus in the build dir, never into the repo;
+  # crash reproducers to build-fuzz/artifacts/.
+  mkdir -p build-fuzz/corpus build-fuzz/artifacts
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    build-fuzz/fuzz_ops -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -max_len=512 \
+      -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ \
+      build-fuzz/corpus fuzz/corpus >"$OUT/fuzz.log" 2>&1
+  local rc=$?
+  local execs units cov
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/fuzz.log")
+  units=$(ls build-fuzz/corpus | wc -l)
+  cov=$(grep -oE "cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+" "$OUT/fuzz.log" | tail -1)
+  if [ $rc -ne 0 ]; then
+    grep -vE "^#[0-9]+ +(NEW|REDUCE|pulse)" "$OUT/fuzz.log" | tail -60
+    log "fuzz: FAILED after ${execs:-?} executions; reproducer in build-fuzz/artifacts/ (replay: build-fuzz/fuzz_ops FILE)"
+    return $rc
+  fi
+  log "fuzz: ${FUZZ_SECONDS}s, ${execs} executions, clean; $(ls fuzz/corpus | wc -l) seeds, scratch corpus now ${units} inputs; ${cov}"
+}
+
+# ---------------------------------------------------------------- driver
+failed=()
+t_all=$SECONDS
+for s in "${stages[@]}"; do
+  echo "== hardening: $s"
+  t0=$SECONDS
+  if "stage_$s"; then
+    log "   $s: passed in $((SECONDS - t0)) s"
+  else
+    log "   $s: FAILED after $((SECONDS - t0)) s"
+    failed+=("$s")
+    [ "${HARDENING_KEEP_GOING:-0}" = 1 ] || break
+  fi
+done
+log "hardening: $((SECONDS - t_all)) s in all"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "hardening: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "hardening: all stages clean (summary: $SUMMARY)"
