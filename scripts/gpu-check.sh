@@ -18,8 +18,11 @@
 #                            each program gets at most 150 s and what would
 #                            start later is skipped (default 480)
 #   INFINIOP_GPU_BENCH=1     also run bench/gpu_bench.py --quick (off by
-#                            default: it writes more files than a device
-#                            call brings back and needs minutes)
+#                            default: it needs minutes, and its table, JSON
+#                            and plot go to $OUT too);
+#   INFINIOP_GPU_BENCH_ARGS  more arguments for it, e.g.
+#                            "--no-compile --out /tmp/bench" (table in
+#                            bench.log only)
 # Exit status: 0 when the build, every test and both sanitizers are clean.
 set -euo pipefail
 
@@ -173,7 +176,7 @@ if [ $build_ok = 1 ] && [ -f bench/gpu_bench.py ] && [ "${INFINIOP_GPU_BENCH:-0}
   step "benchmark -> $OUT/bench.log"
   set +e
   PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
-    timeout 300 python3 bench/gpu_bench.py --quick >"$OUT/bench.log" 2>&1
+    timeout 300 python3 bench/gpu_bench.py --quick ${INFINIOP_GPU_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
   rc=$?
   set -e
   BENCH_LINE="exit $rc, see bench.log"
