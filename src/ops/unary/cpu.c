@@ -10,9 +10,17 @@
  *                as (x h) h with h = e^(x/2) once e^x would be subnormal,
  *                so the product underflows with one rounding.
  * silu(-inf) is -0 (the limit), silu(+inf) = +inf, NaN stays NaN.
+ *
+ * F16, BF16 and F32 runs with unit strides take the vector path (cpu/vec.h):
+ * the same formulas lane-wise with e = v_exp_neg(-|x|) (within 1 ulp), one
+ * exp and one division per element: sigmoid = (x >= 0 ? 1 : e) / (1 + e),
+ * silu = (x >= 0 ? x : x e) / (1 + e). A vector holding any |x| > 80 or NaN
+ * (where e^-|x| nears the subnormal range) is computed by the scalar
+ * functions instead. Elements are split over the OpenMP pool in tasks of
+ * about INFINIOP_CPU_TASK_BYTES.
  */
 #include "unary.h"
-#include "cpu/cpu.h"
+#include "cpu/vec.h"
 
 #include <math.h>
 
@@ -50,6 +58,35 @@ INFINIOP_ALWAYS_INLINE double silu_f64(double x) {
     return (x * h) * h;
 }
 
+/* f of the VL elements v, into y (stream: streaming stores). */
+INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, void *y, vf v, bool stream) {
+    vu a = (vu)v & 0x7fffffffu;
+    if (v_any((vi)(a > 0x42a00000u))) { /* |x| > 80 or NaN */
+        float in[VL], out[VL];
+        memcpy(in, &v, sizeof in);
+        for (int l = 0; l < VL; ++l) out[l] = kind == INFINIOP_UNARY_SILU ? silu_f32(in[l]) : sigmoid_f32(in[l]);
+        memcpy(&v, out, sizeof out);
+        v_put(y, t, v, stream);
+        return;
+    }
+    vf e = v_exp_neg((vf)((vu)v | 0x80000000u)); /* e^-|x| */
+    vi pos = v >= 0.0f;
+    vf num = kind == INFINIOP_UNARY_SILU ? v_sel(pos, v, v * e) : v_sel(pos, v_splat(1.0f), e);
+    v_put(y, t, num / (1.0f + e), stream);
+}
+
+/* A unit-stride run of n elements. */
+INFINIOP_ALWAYS_INLINE void run_vec(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
+                                    bool stream) {
+    size_t k = 0;
+    for (; k + VL <= n; k += VL) vec_block(kind, t, V_AT(out, t, k), v_load(V_CAT(in, t, k), t), stream);
+    if (k < n) { /* the tail through a buffer of VL elements */
+        uint32_t tmp[VL];
+        vec_block(kind, t, tmp, v_load_n(V_CAT(in, t, k), t, n - k), false);
+        memcpy(V_AT(out, t, k), tmp, (n - k) * (t == INFINI_DTYPE_F32 ? 4 : 2));
+    }
+}
+
 /* One run of n elements with fixed strides. */
 INFINIOP_ALWAYS_INLINE void run_f32(infiniopUnaryKind kind, infiniDtype_t t, void *out, ptrdiff_t os,
                                     const void *in, ptrdiff_t is, size_t n) {
@@ -70,9 +107,20 @@ static void run_f64(infiniopUnaryKind kind, double *out, ptrdiff_t os, const dou
     }
 }
 
+typedef struct {
+    const infiniopUnaryInfo *info;
+    char *out;
+    const char *in;
+    bool stream;
+} ctx_t;
+
 /* Elements [i0, i1) of the layout: walk the innermost dimension in runs,
  * with one index decomposition per run. */
-static void run_range(const infiniopUnaryInfo *info, char *out, const char *in, size_t i0, size_t i1) {
+INFINIOP_ALWAYS_INLINE void run_range(const void *ctx, size_t i0, size_t i1) {
+    const ctx_t *c = ctx;
+    const infiniopUnaryInfo *info = c->info;
+    char *out = c->out;
+    const char *in = c->in;
     const infiniopEltLayout *L = &info->layout;
     size_t es = infiniop_dtype_size(info->dtype);
     size_t inner = L->ndim ? L->shape[L->ndim - 1] : 1;
@@ -91,29 +139,29 @@ static void run_range(const infiniopUnaryInfo *info, char *out, const char *in, 
         }
         void *o = out + oo * (ptrdiff_t)es;
         const void *x = in + io * (ptrdiff_t)es;
+        bool unit = os == 1 && is == 1;
         switch (info->dtype) {
-        case INFINI_DTYPE_F16: run_f32(info->kind, INFINI_DTYPE_F16, o, os, x, is, n); break;
-        case INFINI_DTYPE_BF16: run_f32(info->kind, INFINI_DTYPE_BF16, o, os, x, is, n); break;
-        case INFINI_DTYPE_F32: run_f32(info->kind, INFINI_DTYPE_F32, o, os, x, is, n); break;
+#define HALF_OR_FLOAT_RUN(DT)                                                                                          \
+    case DT:                                                                                                           \
+        if (unit) run_vec(info->kind, DT, o, x, n, c->stream);                                                         \
+        else run_f32(info->kind, DT, o, os, x, is, n);                                                                 \
+        break;
+            HALF_OR_FLOAT_RUN(INFINI_DTYPE_F16)
+            HALF_OR_FLOAT_RUN(INFINI_DTYPE_BF16)
+            HALF_OR_FLOAT_RUN(INFINI_DTYPE_F32)
+#undef HALF_OR_FLOAT_RUN
         default: run_f64(info->kind, o, os, x, is, n); break;
         }
         i += n;
     }
+    if (c->stream) v_stream_fence();
 }
+INFINIOP_CPU_KERNEL(range_kernel, run_range);
 
 infiniStatus_t infiniop_unary_cpu(const infiniopUnaryInfo *info, void *out, const void *in) {
     size_t n = info->layout.n;
     size_t bytes = 2 * n * infiniop_dtype_size(info->dtype);
-    const size_t chunk = 16384; /* elements per task: a few L1-sized blocks */
-    size_t nchunks = (n + chunk - 1) / chunk;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || nchunks < 2) {
-        run_range(info, out, in, 0, n);
-        return INFINI_STATUS_SUCCESS;
-    }
-#pragma omp parallel for schedule(static)
-    for (size_t c = 0; c < nchunks; ++c) {
-        size_t i0 = c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
-        run_range(info, out, in, i0, i1);
-    }
+    ctx_t c = {info, out, in, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
+    infiniop_cpu_parallel_for(n, bytes, range_kernel[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
