@@ -1,26 +1,31 @@
 /* ops/unary/unary.c - validation and dispatch of silu and sigmoid. */
 #include "unary.h"
 
+/* Tensor names in messages, as the public headers call them. */
+static const char *const out_names[] = {[INFINIOP_UNARY_SILU] = "output", [INFINIOP_UNARY_SIGMOID] = "y"};
+static const char *const in_names[] = {[INFINIOP_UNARY_SILU] = "input", [INFINIOP_UNARY_SIGMOID] = "x"};
+
 infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniopUnaryKind kind,
                                      infiniopHandle_t handle, struct InfiniopDescriptor **desc_ptr,
                                      infiniopTensorDescriptor_t out, infiniopTensorDescriptor_t in) {
     infiniStatus_t st;
+    const char *oname = out_names[kind], *iname = in_names[kind];
     if ((st = infiniop_check_handle(name, handle))) return st;
     if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: desc_ptr is NULL", name);
-    if ((st = infiniop_check_tensor(name, "output", out))) return st;
-    if ((st = infiniop_check_tensor(name, "input", in))) return st;
+    if ((st = infiniop_check_tensor(name, oname, out))) return st;
+    if ((st = infiniop_check_tensor(name, iname, in))) return st;
     infiniDtype_t dt = out->dtype;
     if (!infiniop_is_half_or_float(dt) && dt != INFINI_DTYPE_F64)
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: output dtype %s is not F16, BF16, F32 or F64",
-                              name, infiniop_dtype_name(dt));
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: %s: dtype %s is not F16, BF16, F32 or F64",
+                              name, oname, infiniop_dtype_name(dt));
     if (in->dtype != dt)
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: input dtype %s differs from output dtype %s", name,
-                              infiniop_dtype_name(in->dtype), infiniop_dtype_name(dt));
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: %s: dtype %s differs from %s's %s", name, iname,
+                              infiniop_dtype_name(in->dtype), oname, infiniop_dtype_name(dt));
     if (!infiniop_tensor_is_non_overlapping(out))
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES,
-                              "%s: output: strides map several elements to one address", name);
+                              "%s: %s: strides map several elements to one address", name, oname);
     infiniopUnaryInfo info;
-    if ((st = infiniop_elt_layout_init(&info.layout, name, "output", out, "input", in))) return st;
+    if ((st = infiniop_elt_layout_init(&info.layout, name, oname, out, iname, in))) return st;
     info.kind = kind;
     info.dtype = dt;
     info.out_span = infiniop_tensor_span(out);
@@ -44,13 +49,14 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
     infiniStatus_t st;
     if ((st = infiniop_check_run(name, desc, op, workspace_size, 0))) return st;
     const infiniopUnaryInfo *info = &((const infiniopUnaryDescriptor *)desc)->info;
+    const char *oname = out_names[info->kind], *iname = in_names[info->kind];
     if (info->layout.n == 0) return INFINI_STATUS_SUCCESS;
-    if (!out) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: output pointer is NULL", name);
-    if (!in) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: input pointer is NULL", name);
-    if ((st = infiniop_check_aligned(name, "output", out, infiniop_dtype_size(info->dtype))) ||
-        (st = infiniop_check_aligned(name, "input", in, infiniop_dtype_size(info->dtype))))
+    if (!out) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: %s pointer is NULL", name, oname);
+    if (!in) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: %s pointer is NULL", name, iname);
+    if ((st = infiniop_check_aligned(name, oname, out, infiniop_dtype_size(info->dtype))) ||
+        (st = infiniop_check_aligned(name, iname, in, infiniop_dtype_size(info->dtype))))
         return st;
-    if ((st = infiniop_check_alias(name, "output", out, info->out_span, "input", in, info->in_span,
+    if ((st = infiniop_check_alias(name, oname, out, info->out_span, iname, in, info->in_span,
                                    info->same_layout)))
         return st;
     switch (desc->device) {
