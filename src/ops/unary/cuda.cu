@@ -12,43 +12,43 @@
  *    over 16-byte vectors when both pointers are 16-byte aligned, one
  *    element at a time otherwise;
  *  - anything else (strides, broadcast input): a grid-stride loop over the
- *    output's elements with 64-bit offsets from the coalesced layout.
+ *    output's elements, offsets (64-bit) from the coalesced layout; the
+ *    index arithmetic is 32-bit up to 2^31 elements, 64-bit beyond.
  * Each element is read and then written by one thread, so in-place is safe.
  */
 #include "cuda/common.cuh"
 #include "unary.h"
 
+/* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
+ * expf, one select and one division here: no divergence within a warp,
+ * and the same values as the CPU formulas. */
 __device__ __forceinline__ float sigmoid_c(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
+    float e = expf(-fabsf(x));
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 __device__ __forceinline__ float silu_c(float x) {
-    if (x >= 0.0f) return x / (1.0f + expf(-x));
-    if (x > -80.0f) {
-        float e = expf(x);
-        return x * e / (1.0f + e);
+    if (x <= -80.0f) {
+        if (x == -INFINITY) return -0.0f;
+        /* 1 + e^x == 1 here, and e^x is below float32's normal range (or
+         * nearly): x e^x in float64, rounded once. (The CPU's (x h) h with
+         * h = e^(x/2) would carry twice the 2-ulp error of CUDA's expf.) */
+        return (float)((double)x * exp((double)x));
     }
-    if (x == -INFINITY) return -0.0f;
-    /* 1 + e^x == 1 here, and e^x is below float32's normal range (or nearly):
-     * x e^x in float64, rounded once. (The CPU's (x h) h with h = e^(x/2)
-     * would carry twice the 2-ulp error of CUDA's expf: up to 5 ulp.) */
-    return (float)((double)x * exp((double)x));
+    float e = expf(-fabsf(x));
+    return (x >= 0.0f ? x : x * e) / (1.0f + e);
 }
 __device__ __forceinline__ double sigmoid_c(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
+    double e = exp(-fabs(x));
+    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
 }
 __device__ __forceinline__ double silu_c(double x) {
-    if (x >= 0.0) return x / (1.0 + exp(-x));
-    if (x > -700.0) {
-        double e = exp(x);
-        return x * e / (1.0 + e);
+    if (x <= -700.0) {
+        if (x == -INFINITY) return -0.0;
+        double h = exp(0.5 * x);
+        return (x * h) * h;
     }
-    if (x == -INFINITY) return -0.0;
-    double h = exp(0.5 * x);
-    return (x * h) * h;
+    double e = exp(-fabs(x));
+    return (x >= 0.0 ? x : x * e) / (1.0 + e);
 }
 
 template <int KIND, typename C> __device__ __forceinline__ C apply(C x) {
@@ -83,14 +83,23 @@ __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, s
         out[i] = T::store(apply<KIND>(T::load(in[i])));
 }
 
-/* Any layout: offsets of element i from the coalesced shape and strides. */
-template <typename T, int KIND>
+/* Any layout: offsets of element i from the coalesced shape and strides.
+ * I is the index type: 32-bit when the element count allows (divisions by
+ * the dimension lengths are much cheaper), 64-bit otherwise. */
+template <typename T, int KIND, typename I>
 __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L, typename T::S *out,
                                      const typename T::S *in) {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < L.n; i += stride) {
-        ptrdiff_t oo, io;
-        infiniop_elt_offsets(&L, i, &oo, &io);
+    const I n = (I)L.n, stride = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        ptrdiff_t oo = 0, io = 0;
+        I rest = i;
+        for (int d = L.ndim - 1; d >= 0; --d) {
+            const I len = (I)L.shape[d];
+            const I k = rest % len;
+            rest /= len;
+            oo += (ptrdiff_t)k * L.out_stride[d];
+            io += (ptrdiff_t)k * L.in_stride[d];
+        }
         out[oo] = T::store(apply<KIND>(T::load(in[io])));
     }
 }
@@ -106,7 +115,11 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
         else
             unary_flat_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
     } else {
-        unary_strided_kernel<T, KIND><<<grid, block, 0, stream>>>(L, (S *)out, (const S *)in);
+        /* 32-bit indices while i + the grid's stride cannot wrap */
+        if (L.n <= ((size_t)1 << 31))
+            unary_strided_kernel<T, KIND, uint32_t><<<grid, block, 0, stream>>>(L, (S *)out, (const S *)in);
+        else
+            unary_strided_kernel<T, KIND, size_t><<<grid, block, 0, stream>>>(L, (S *)out, (const S *)in);
     }
     return cudaGetLastError();
 }
