@@ -72,6 +72,8 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
         vf acc0 = v_splat(0.0f), acc1 = acc0;
         for (; j + 2 * VL <= j1; j += 2 * VL) {
+            V_PREFETCH(V_CAT(p.a, at, j));
+            V_PREFETCH(V_CAT(p.b, at, j));
             vf r0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
             vf r1 = v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
             acc0 += r0 * r0;

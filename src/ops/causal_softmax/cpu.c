@@ -73,6 +73,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     vi nan = (vi){0};
     size_t j = 0;
     for (; j + VL <= n; j += VL) {
+        V_PREFETCH(V_CAT(xr, t, j));
         vf v = v_load(V_CAT(xr, t, j), t);
         vm = v_max(v, vm);
         nan |= v != v;

@@ -73,6 +73,7 @@ INFINIOP_ALWAYS_INLINE float row_sum_vec(const void *x, size_t D, infiniDtype_t 
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
         vf acc0 = v_splat(0.0f), acc1 = acc0;
         for (; j + 2 * VL <= j1; j += 2 * VL) {
+            if (power == 1) V_PREFETCH(V_CAT(x, t, j)); /* the first pass reads from memory */
             vf v0 = v_load(V_CAT(x, t, j), t) - shift, v1 = v_load(V_CAT(x, t, j + VL), t) - shift;
             acc0 += power == 2 ? v0 * v0 : v0;
             acc1 += power == 2 ? v1 * v1 : v1;

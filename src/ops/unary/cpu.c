@@ -79,7 +79,10 @@ INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, v
 INFINIOP_ALWAYS_INLINE void run_vec(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
                                     bool stream) {
     size_t k = 0;
-    for (; k + VL <= n; k += VL) vec_block(kind, t, V_AT(out, t, k), v_load(V_CAT(in, t, k), t), stream);
+    for (; k + VL <= n; k += VL) {
+        V_PREFETCH(V_CAT(in, t, k));
+        vec_block(kind, t, V_AT(out, t, k), v_load(V_CAT(in, t, k), t), stream);
+    }
     if (k < n) { /* the tail through a buffer of VL elements */
         uint32_t tmp[VL];
         vec_block(kind, t, tmp, v_load_n(V_CAT(in, t, k), t, n - k), false);
