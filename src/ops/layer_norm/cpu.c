@@ -3,7 +3,11 @@
  *
  * One task per row (OpenMP over rows), three passes over the row (it is in
  * cache after the first): the mean, the variance as the mean of squared
- * deviations (stable, never E[x^2] - mean^2), then the outputs. Sums are
+ * deviations (stable, never E[x^2] - mean^2) with the corrected two-pass
+ * term that cancels the rounding error of the mean
+ *   var = (sum d^2 - (sum d)^2 / D) / D,   d = x - mean
+ * (it matters for rows with a large offset and a small spread), then the
+ * outputs. Sums are
  * float32 in 16 lanes per 1024-element block, blocks summed in order.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
@@ -53,7 +57,9 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     ptrdiff_t xs = L->col_stride[LN_IN], os = L->col_stride[LN_OUT], zs = L->col_stride[LN_STDZ];
 
     float mean = row_sum(x, xs, D, t, 0.0f, 1) / (float)D;
-    float var = row_sum(x, xs, D, t, mean, 2) / (float)D;
+    float dev = row_sum(x, xs, D, t, mean, 1);
+    float var = (row_sum(x, xs, D, t, mean, 2) - dev * dev / (float)D) / (float)D;
+    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
     for (size_t j = 0; j < D; ++j) {
@@ -101,7 +107,9 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
 
     float mean = row_sum_vec(x, D, t, 0.0f, 1) / (float)D;
-    float var = row_sum_vec(x, D, t, mean, 2) / (float)D;
+    float dev = row_sum_vec(x, D, t, mean, 1);
+    float var = (row_sum_vec(x, D, t, mean, 2) - dev * dev / (float)D) / (float)D;
+    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
     size_t j = 0;
