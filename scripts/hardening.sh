@@ -9,7 +9,9 @@
 #             barriers would be reported as races)
 #   memcheck  valgrind memcheck of every C test binary (-O2 -g build,
 #             INFINIOP_TEST_QUICK=1) and of the fuzz corpus replayed without
-#             sanitizers; scripts/valgrind.supp documents each suppression
+#             sanitizers; scripts/valgrind.supp documents each suppression.
+#             Only memcheck errors and crashes fail this stage (valgrind's
+#             64-bit emulation of long double can change test references)
 #   fuzz      libFuzzer target fuzz/fuzz_ops.c (clang-14, ASan + UBSan) from
 #             the seed corpus fuzz/corpus for FUZZ_SECONDS (60) seconds
 # Usage: scripts/hardening.sh [stage...]   (default: all four, in order)
@@ -111,11 +113,19 @@ stage_memcheck() {
       n=$((n + 1))
     elif [ $r -eq 77 ]; then # GPU-only program: "skipped"
       skipped=$((skipped + 1))
-    else
+    elif [ $r -eq 99 ] || [ $r -ge 128 ]; then # memcheck errors, or killed by a signal
       rc=1
       tail -60 "$OUT/memcheck-$name.log"
-      [ $r -eq 99 ] && what="valgrind errors" || what="test failure (exit $r)"
-      log "memcheck: $name FAILED: $what (log: $OUT/memcheck-$name.log)"
+      log "memcheck: $name FAILED: valgrind errors or a crash (exit $r; log: $OUT/memcheck-$name.log)"
+    else
+      # A numerical check failed but memcheck found nothing. valgrind runs
+      # x87 long double arithmetic (the float64/long double references) at
+      # 64-bit precision, and its 80-bit infinities are not recognised by
+      # isinfl, so references can differ under valgrind only. The numbers
+      # are checked natively (ctest) and under ASan; here only memory errors
+      # count.
+      n=$((n + 1))
+      log "memcheck: note: $name: memory clean, but a numerical check failed under valgrind (exit $r; log: $OUT/memcheck-$name.log)"
     fi
   done
   if OMP_NUM_THREADS=2 "${vg[@]}" build-memcheck/fuzz_replay fuzz/corpus >"$OUT/memcheck-fuzz_replay.log" 2>&1; then
