@@ -19,6 +19,7 @@ typedef struct {
     uint64_t conv_bad;
     double exp_max_ulp;
     float exp_worst;
+    int special_ok;
 } result_t;
 
 static double ulp_of(double v) {
@@ -79,31 +80,71 @@ INFINIOP_ALWAYS_INLINE void check_body(result_t *res, uint32_t step) {
     res->exp_worst = worst_x;
 }
 
-#define CHECK(NAME, TARGET)                                                                                            \
-    TARGET static void NAME(result_t *r, uint32_t step) { check_body(r, step); }
-CHECK(check_avx512, INFINIOP_TARGET_AVX512)
-CHECK(check_avx2, INFINIOP_TARGET_AVX2)
-CHECK(check_generic, )
+/* This file is compiled once per instruction set, like the kernels
+ * (cpu.h's INFINIOP_CPU_PASS; bench/CMakeLists.txt): each pass defines
+ * check_<isa>, pass 0 also main. */
+typedef void (*check_fn)(result_t *, uint32_t);
+#if INFINIOP_CPU_PASS == 2
+#define CHECK_NAME check_avx512
+#elif INFINIOP_CPU_PASS == 1
+#define CHECK_NAME check_avx2
+#else
+#define CHECK_NAME check_generic
+#endif
+void CHECK_NAME(result_t *r, uint32_t step);
+void CHECK_NAME(result_t *r, uint32_t step) {
+    check_body(r, step);
+    /* special exp inputs */
+    vf s = v_splat(0.0f);
+    s[1] = -INFINITY;
+    s[2] = NAN;
+    s[3] = -0.0f;
+    vf e = v_exp_neg(s);
+    r->special_ok = e[0] == 1.0f && e[1] == 0.0f && e[2] != e[2] && e[3] == 1.0f;
+}
+
+#if INFINIOP_CPU_PASS == 0
+#ifdef INFINIOP_CPU_MULTI_ISA
+void check_avx2(result_t *r, uint32_t step);
+void check_avx512(result_t *r, uint32_t step);
+#else
+#define check_avx2 check_generic
+#define check_avx512 check_generic
+#endif
 
 int main(int argc, char **argv) {
     uint32_t step = argc > 1 && !strcmp(argv[1], "--quick") ? 61 : 1;
-    void (*fns[3])(result_t *, uint32_t) = {check_generic, check_avx2, check_avx512};
+    check_fn fns[3] = {check_generic, check_avx2, check_avx512};
     const char *names[3] = {"generic", "avx2", "avx512"};
     int fail = 0;
     for (int i = 0; i <= (int)infiniop_cpu_isa(); ++i) {
-        result_t r;
-        fns[i](&r, step);
-        /* special exp inputs */
-        vf s = v_splat(0.0f);
-        s[1] = -INFINITY;
-        s[2] = NAN;
-        s[3] = -0.0f;
-        vf e = v_exp_neg(s);
-        int special_ok = e[0] == 1.0f && e[1] == 0.0f && e[2] != e[2] && e[3] == 1.0f;
-        printf("%-8s conversions: %llu mismatches; exp: max error %.3f ulp (at x = %.9g)%s\n", names[i],
-               (unsigned long long)r.conv_bad, r.exp_max_ulp, r.exp_worst, special_ok ? "" : "; special inputs WRONG");
-        fail |= r.conv_bad != 0 || r.exp_max_ulp > 1.0 || !special_ok;
+        for (int ftz = 0; ftz < 2; ++ftz) {
+            result_t r;
+#if defined(__x86_64__) && defined(__GNUC__)
+            /* the conversions must not depend on MXCSR: once more with
+             * FTZ and DAZ set (in every OpenMP thread), every 7th input */
+            unsigned csr = __builtin_ia32_stmxcsr();
+#pragma omp parallel
+            __builtin_ia32_ldmxcsr(ftz ? csr | 0x8040u : csr & ~0x8040u);
+            fns[i](&r, ftz ? step * 7 : step);
+#pragma omp parallel
+            __builtin_ia32_ldmxcsr(csr & ~0x8040u);
+            if (ftz) {
+                printf("%-8s conversions with FTZ+DAZ: %llu mismatches\n", names[i], (unsigned long long)r.conv_bad);
+                fail |= r.conv_bad != 0;
+                continue;
+            }
+#else
+            if (ftz) continue;
+            fns[i](&r, step);
+#endif
+            printf("%-8s conversions: %llu mismatches; exp: max error %.3f ulp (at x = %.9g)%s\n", names[i],
+                   (unsigned long long)r.conv_bad, r.exp_max_ulp, r.exp_worst,
+                   r.special_ok ? "" : "; special inputs WRONG");
+            fail |= r.conv_bad != 0 || r.exp_max_ulp > 1.0 || !r.special_ok;
+        }
     }
     printf("%s\n", fail ? "FAILED" : "OK");
     return fail;
 }
+#endif

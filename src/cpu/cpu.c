@@ -26,8 +26,9 @@ static infiniopCpuIsa detect(void) {
     infiniopCpuIsa isa = INFINIOP_ISA_GENERIC;
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) isa = INFINIOP_ISA_AVX2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        isa = INFINIOP_ISA_AVX2;
+    if (isa == INFINIOP_ISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         isa = INFINIOP_ISA_AVX512;
 #endif

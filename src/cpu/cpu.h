@@ -38,8 +38,8 @@ void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, con
 /* ---------------------------------------------------------------- instruction sets */
 typedef enum {
     INFINIOP_ISA_GENERIC = 0, /* the compiler's baseline (SSE2 on x86-64) */
-    INFINIOP_ISA_AVX2 = 1,    /* AVX2 */
-    INFINIOP_ISA_AVX512 = 2,  /* AVX-512 F, BW, DQ, VL */
+    INFINIOP_ISA_AVX2 = 1,    /* AVX2, FMA, F16C */
+    INFINIOP_ISA_AVX512 = 2,  /* AVX-512 F, BW, DQ, VL (and the AVX2 set) */
 } infiniopCpuIsa;
 
 /* The best instruction set this CPU has, from CPUID, detected once. The
@@ -47,22 +47,44 @@ typedef enum {
  * test every path on one machine). */
 infiniopCpuIsa infiniop_cpu_isa(void);
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define INFINIOP_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,bmi2")))
-#define INFINIOP_TARGET_AVX2 __attribute__((target("avx2,bmi2")))
+/* Which compile of a kernel source this is: src/ops/<op>/cpu.c is compiled
+ * once for the baseline (pass 0: it also holds the operator's entry point
+ * and the table of kernels) and, on x86-64 with GCC or Clang, once more for
+ * AVX2 (pass 1) and AVX-512 (pass 2) with those -m flags (the top-level
+ * CMakeLists.txt), so each pass's vector code (cpu/vec.h) is native code
+ * of its width. */
+#if defined(INFINIOP_CPU_PASS_avx512)
+#define INFINIOP_CPU_PASS 2
+#elif defined(INFINIOP_CPU_PASS_avx2)
+#define INFINIOP_CPU_PASS 1
 #else
-#define INFINIOP_TARGET_AVX512
-#define INFINIOP_TARGET_AVX2
+#define INFINIOP_CPU_PASS 0
 #endif
 
-/* Define `static const infiniop_range_fn NAME[3]`, the always-inline
- * function BODY(ctx, i0, i1) compiled for each infiniopCpuIsa (indexed by
- * it): vector-extension code in BODY becomes zmm, ymm or baseline code. */
+/* Define the kernel NAME (a name unique in the library), the always-inline
+ * function BODY(ctx, i0, i1) compiled in this pass: NAME_avx512, NAME_avx2
+ * or NAME_generic. In pass 0 it also defines `static const
+ * infiniop_range_fn NAME[3]`, indexed by infiniopCpuIsa (the generic kernel
+ * where the build has no other passes). */
+#if INFINIOP_CPU_PASS == 2
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
-    INFINIOP_TARGET_AVX512 static void NAME##_avx512(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }    \
-    INFINIOP_TARGET_AVX2 static void NAME##_avx2(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }        \
+    void NAME##_avx512(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                                  \
+    void NAME##_avx512(const void *ctx, size_t i0, size_t i1)
+#elif INFINIOP_CPU_PASS == 1
+#define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    void NAME##_avx2(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                                    \
+    void NAME##_avx2(const void *ctx, size_t i0, size_t i1)
+#elif defined(INFINIOP_CPU_MULTI_ISA)
+#define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    void NAME##_avx512(const void *ctx, size_t i0, size_t i1);                                                         \
+    void NAME##_avx2(const void *ctx, size_t i0, size_t i1);                                                           \
     static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
     static const infiniop_range_fn NAME[3] = {NAME##_generic, NAME##_avx2, NAME##_avx512}
+#else
+#define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
+    static const infiniop_range_fn NAME[3] = {NAME##_generic, NAME##_generic, NAME##_generic}
+#endif
 
 /* Load element i of an F16, BF16 or F32 array as float. With a constant
  * dtype (the kernels are instantiated per dtype) the switch folds away. */

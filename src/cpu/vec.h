@@ -1,23 +1,26 @@
 /*
- * cpu/vec.h - the CPU kernels' vector layer: 8 float32 lanes written once
- * with GCC/Clang vector extensions, compiled for several instruction sets.
+ * cpu/vec.h - the CPU kernels' vector layer: float32 lanes written once with
+ * GCC/Clang vector extensions, compiled for several instruction sets.
  *
  * The kernels are always-inline functions over the vector types below. Each
- * operator instantiates them in three functions (INFINIOP_CPU_KERNEL in
- * cpu.h): one compiled for AVX-512, one for AVX2 and one for the baseline
- * x86-64 / any other target (SSE2, or whatever the target has). infiniop_cpu_isa() picks one at run
- * time from CPUID, so one binary runs on any x86-64.
+ * kernel source is compiled once per instruction set (INFINIOP_CPU_PASS in
+ * cpu.h; flags in the top-level CMakeLists.txt): AVX-512 (16 lanes, zmm),
+ * AVX2 + FMA + F16C (8 lanes, ymm) and the baseline x86-64 / any other
+ * target (8 lanes over whatever registers it has). infiniop_cpu_isa() picks
+ * one at run time from CPUID, so one binary runs on any x86-64.
  *
- * Exactness: the three instantiations execute the same float32 operations in
- * the same order (ISO C mode: no contraction into FMA), so they give
- * bit-identical results. The half-type conversions are the bit operations
- * of cpu/dtype.h done lane-wise, round-to-nearest-even, identical to dtype.h
- * for every input (NaN payloads included) and independent of MXCSR's
- * FTZ/DAZ. Hardware conversions are not used: AVX-512 BF16's vcvtneps2bf16
- * flushes float32 subnormals to zero (dtype.h keeps them), and compilers
- * do not yet vectorise _Float16 conversions in generic code; the bit
- * operations cost a few integer instructions per vector, far below the
- * memory time of these operators.
+ * Exactness: every instruction set gives bit-identical results. The
+ * float32 operations are lane-wise and the same (no FMA contraction:
+ * -ffp-contract=off); every sum runs over VW = 16 lanes, held in one
+ * 16-lane vector or two 8-lane ones, reduced by one fixed tree
+ * (v_hsum_w). The half-type conversions round to nearest even and equal
+ * cpu/dtype.h for every input (NaN payloads included) whatever MXCSR's
+ * FTZ/DAZ say: F16C's vcvtph2ps / vcvtps2ph (imm 0: nearest even; they
+ * ignore FTZ, and DAZ only zeroes float32 subnormals, which round to a
+ * signed zero half anyway) where the target has it, else lane-wise bit
+ * operations; bf16 by bit operations everywhere (AVX-512 BF16's
+ * vcvtneps2bf16 flushes float32 subnormals to zero; dtype.h keeps them).
+ * bench/vec_check.c checks all of it exhaustively on each instruction set.
  */
 #ifndef INFINIOP_CPU_VEC_H
 #define INFINIOP_CPU_VEC_H
@@ -32,17 +35,25 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
-/* Lanes per vector: 8 (256 bits), native on AVX2 and, through AVX-512VL,
- * on AVX-512 (with mask registers for compares and vpmovdw for narrowing).
- * GCC lowers vectors wider than the target's registers poorly (compares
- * and selects become scalar code), so the width is the AVX2 one; 256-bit
- * vectors already saturate memory bandwidth on these kernels. */
+/* Lanes per vector: the target's register width (GCC lowers vectors wider
+ * than the registers poorly: compares and selects become scalar code). */
+#if defined(__AVX512F__)
+#define VL 16
+#else
 #define VL 8
+#endif
+/* Lanes of every float32 sum (and elements per accumulation step), on
+ * every instruction set: VN vectors of VL lanes. */
+#define VW 16
+#define VN (VW / VL)
 
 typedef float vf __attribute__((vector_size(4 * VL)));
 typedef int32_t vi __attribute__((vector_size(4 * VL)));
 typedef uint32_t vu __attribute__((vector_size(4 * VL)));
 typedef uint16_t vh __attribute__((vector_size(2 * VL)));
+typedef short vhs __attribute__((vector_size(2 * VL)));
+typedef long long vq __attribute__((vector_size(4 * VL)));
+typedef long long vhq __attribute__((vector_size(2 * VL)));
 /* Unaligned forms for loads and stores through pointers. */
 typedef vf vf_u __attribute__((aligned(1), may_alias));
 typedef vh vh_u __attribute__((aligned(1), may_alias));
@@ -55,24 +66,37 @@ INFINIOP_ALWAYS_INLINE vf v_max(vf a, vf b) { return v_sel(a > b, a, b); }
 INFINIOP_ALWAYS_INLINE vf v_abs(vf a) { return (vf)((vu)a & 0x7fffffffu); }
 /* Lanes 0..n-1 true. */
 INFINIOP_ALWAYS_INLINE vi v_first(size_t n) {
+#if VL == 16
+    const vi lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+#else
     const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
+#endif
     return lane < (int32_t)n;
 }
+/* Any lane of the mask m true. */
 INFINIOP_ALWAYS_INLINE bool v_any(vi m) {
+#if defined(__AVX512F__) && VL == 16
+    return __builtin_ia32_ptestmd512(m, m, (unsigned short)0xffff) != 0;
+#elif defined(__AVX__) && VL == 8
+    return !__builtin_ia32_ptestz256((vq)m, (vq)m);
+#else
     uint32_t acc = 0;
     for (int l = 0; l < VL; ++l) acc |= (uint32_t)m[l];
     return acc != 0;
-}
-INFINIOP_ALWAYS_INLINE bool v_all(vi m) {
-    uint32_t acc = ~0u;
-    for (int l = 0; l < VL; ++l) acc &= (uint32_t)m[l];
-    return acc != 0;
+#endif
 }
 
-/* Sum of the lanes, as a fixed pairwise tree (same on every ISA). */
-INFINIOP_ALWAYS_INLINE float v_hsum(vf v) {
-    float s4[4];
-    for (int l = 0; l < 4; ++l) s4[l] = v[l] + v[l + 4];
+/* Sum of the VW lanes of acc[0..VN-1] (elements j + l of each step in lane
+ * l), as a fixed pairwise tree: lanes l and l + 8 first, then l and l + 4,
+ * then (0 + 2) + (1 + 3). The same on every instruction set. */
+INFINIOP_ALWAYS_INLINE float v_hsum_w(const vf *acc) {
+    float s8[8], s4[4];
+#if VL == 16
+    for (int l = 0; l < 8; ++l) s8[l] = acc[0][l] + acc[0][l + 8];
+#else
+    for (int l = 0; l < 8; ++l) s8[l] = acc[0][l] + acc[1][l];
+#endif
+    for (int l = 0; l < 4; ++l) s4[l] = s8[l] + s8[l + 4];
     return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 INFINIOP_ALWAYS_INLINE float v_hmax(vf v) {
@@ -92,16 +116,34 @@ INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
 }
 
 INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
+#if defined(__F16C__) && (VL == 8 || defined(__AVX512F__))
+#if VL == 16
+    vf r = __builtin_ia32_vcvtph2ps512_mask((vhs)h, (vf){0}, (unsigned short)0xffff, 4 /* current rounding: exact */);
+#else
+    vf r = __builtin_ia32_vcvtph2ps256((vhs)h);
+#endif
+    /* vcvtph2ps quiets signalling NaNs (sets mantissa bit 22); dtype.h
+     * keeps the payload as it is: bit 22 from the half's bit 9 */
+    vu q = ((vu)r & ~0x400000u) | ((__builtin_convertvector(h, vu) << 13) & 0x400000u);
+    return v_sel(r != r, (vf)q, r);
+#else
     vu w = __builtin_convertvector(h, vu);
     vu sign = (w & 0x8000u) << 16, a = w & 0x7fffu;
-    vu normal = (a << 13) + 0x38000000u;                           /* rebias 15 -> 127 */
+    vu normal = (a << 13) + 0x38000000u;                               /* rebias 15 -> 127 */
     normal = v_selu((vi)(a >= 0x7c00u), normal + 0x38000000u, normal); /* inf / NaN: exponent 255 */
     /* zero or subnormal: a * 2^-24, exact (an integer below 2^10 times a power of two) */
     vu sub = (vu)(__builtin_convertvector((vi)a, vf) * 5.9604644775390625e-8f);
     return (vf)(sign | v_selu((vi)(a < 0x400u), sub, normal));
+#endif
 }
 
 INFINIOP_ALWAYS_INLINE vh v_to_f16(vf f) {
+#if defined(__AVX512F__) && VL == 16
+    return (vh)__builtin_ia32_vcvtps2ph512_mask(f, 0x08 /* nearest even, no exceptions */, (vhs){0},
+                                                (unsigned short)0xffff);
+#elif defined(__F16C__) && VL == 8
+    return (vh)__builtin_ia32_vcvtps2ph256(f, 0x08 /* nearest even */);
+#else
     vu u = (vu)f;
     vu sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     vu r = a - 0x38000000u; /* normal half: rebias 127 -> 15, round to nearest even */
@@ -115,6 +157,7 @@ INFINIOP_ALWAYS_INLINE vh v_to_f16(vf f) {
     h = v_selu((vi)(a >= 0x477ff000u), (vu){0} + 0x7c00u, h); /* rounds to >= 65520: infinity */
     h = v_selu((vi)(a > 0x7f800000u), 0x7e00u | ((a >> 13) & 0x3ffu), h); /* NaN, quiet */
     return __builtin_convertvector(sign | h, vh);
+#endif
 }
 
 /* ------------------------------------------------------------ loads, stores */
@@ -135,23 +178,32 @@ INFINIOP_ALWAYS_INLINE void v_store(void *p, infiniDtype_t t, vf v) {
 }
 /* Streaming (non-temporal) store of VL elements: for outputs far larger
  * than the caches, it skips the read-for-ownership of the destination lines
- * (what memcpy does for large copies). Unaligned destinations (16 bytes)
- * take a normal store. After a kernel's streaming stores: v_stream_fence(). */
+ * (what memcpy does for large copies). A destination not aligned to the
+ * stored size takes a normal store. After a kernel's streaming stores:
+ * v_stream_fence(). */
 INFINIOP_ALWAYS_INLINE void v_stream(void *p, infiniDtype_t t, vf v) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) /* clang lacks these builtins */
-    /* SSE2 builtins (the x86-64 baseline; <emmintrin.h> clashes with
-     * infinicore.h's __C macro): movntps / movntdq of 16 bytes. */
-    typedef float v4f __attribute__((vector_size(16)));
-    typedef long long v2q __attribute__((vector_size(16)));
-    if (((uintptr_t)p & 15) == 0) {
-        if (t == INFINI_DTYPE_F32) {
-            v4f lo = {v[0], v[1], v[2], v[3]}, hi = {v[4], v[5], v[6], v[7]};
-            __builtin_ia32_movntps((float *)p, lo);
-            __builtin_ia32_movntps((float *)p + 4, hi);
-        } else {
-            vh h = t == INFINI_DTYPE_F16 ? v_to_f16(v) : v_to_bf16(v);
-            __builtin_ia32_movntdq((v2q *)p, (v2q)h);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) /* clang lacks some of these builtins */
+    if (t == INFINI_DTYPE_F32) {
+        if (((uintptr_t)p & (sizeof(vf) - 1)) == 0) {
+#if VL == 16
+            __builtin_ia32_movntdq512((vq *)p, (vq)v);
+#elif defined(__AVX__)
+            __builtin_ia32_movntdq256((vq *)p, (vq)v);
+#else
+            typedef long long v2q __attribute__((vector_size(16)));
+            v2q lo = {((vq)v)[0], ((vq)v)[1]}, hi = {((vq)v)[2], ((vq)v)[3]};
+            __builtin_ia32_movntdq((v2q *)p, lo);
+            __builtin_ia32_movntdq((v2q *)p + 1, hi);
+#endif
+            return;
         }
+    } else if (((uintptr_t)p & (sizeof(vh) - 1)) == 0) {
+        vh h = t == INFINI_DTYPE_F16 ? v_to_f16(v) : v_to_bf16(v);
+#if VL == 16
+        __builtin_ia32_movntdq256((vhq *)p, (vhq)h);
+#else
+        __builtin_ia32_movntdq((vhq *)p, (vhq)h);
+#endif
         return;
     }
 #endif
@@ -178,6 +230,11 @@ INFINIOP_ALWAYS_INLINE void v_store_n(void *p, infiniDtype_t t, vf v, size_t n) 
     uint32_t tmp[VL];
     v_store(tmp, t, v);
     memcpy(p, tmp, n * (t == INFINI_DTYPE_F32 ? 4 : 2));
+}
+/* The first n elements (any n; n >= VL: a whole vector, n <= 0: zeros). */
+INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t n) {
+    if (n >= VL) return v_load(p, t);
+    return n > 0 ? v_load_n(p, t, (size_t)n) : v_splat(0.0f);
 }
 /* Software prefetch of the line this many bytes ahead of a streaming read:
  * the hardware prefetchers of virtual machines (this project's CI) often

@@ -70,24 +70,22 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
     float total = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
-        vf acc0 = v_splat(0.0f), acc1 = acc0;
-        for (; j + 2 * VL <= j1; j += 2 * VL) {
+        vf acc[VN];
+        for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
+        for (; j + VW <= j1; j += VW) {
             V_PREFETCH(V_CAT(p.a, at, j));
             V_PREFETCH(V_CAT(p.b, at, j));
-            vf r0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
-            vf r1 = v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
-            acc0 += r0 * r0;
-            acc1 += r1 * r1;
+            for (int k = 0; k < VN; ++k) {
+                vf v = v_load(V_CAT(p.a, at, j + k * VL), at) + v_load(V_CAT(p.b, at, j + k * VL), at);
+                acc[k] += v * v;
+            }
         }
-        for (; j + VL <= j1; j += VL) {
-            vf r0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
-            acc0 += r0 * r0;
+        for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
+            ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
+            vf v = v_load_upto(V_CAT(p.a, at, j + k * VL), at, n) + v_load_upto(V_CAT(p.b, at, j + k * VL), at, n);
+            acc[k] += v * v;
         }
-        if (j < j1) { /* zero lanes add 0 */
-            vf r0 = v_load_n(V_CAT(p.a, at, j), at, j1 - j) + v_load_n(V_CAT(p.b, at, j), at, j1 - j);
-            acc1 += r0 * r0;
-        }
-        total += v_hsum(acc0 + acc1);
+        total += v_hsum_w(acc);
     }
     float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
     size_t j = 0;
@@ -119,13 +117,16 @@ INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
         INFINIOP_DISPATCH_HALF_FLOAT(c->info->wtype, WT, rows_typed(c, AT, WT, r0, r1));
     });
 }
-INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
+INFINIOP_CPU_KERNEL(add_rms_norm_rows, rows_body);
+
+#if INFINIOP_CPU_PASS == 0
 
 infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, void *y, void *residual_out,
                                          const void *a, const void *b, const void *w) {
     size_t n = info->rows.nrows;
     size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
     ctx_t c = {info, y, residual_out, a, b, w, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
-    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
+    infiniop_cpu_parallel_for(n, bytes, add_rms_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
+#endif

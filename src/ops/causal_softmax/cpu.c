@@ -93,18 +93,23 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     float total = 0.0f;
     for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
-        vf acc = v_splat(0.0f);
-        for (j = j0; j + VL <= j1; j += VL) {
-            vf v = v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
-            if (e) *(vf_u *)(e + j) = v;
-            acc += v;
+        vf acc[VN];
+        for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
+        for (j = j0; j + VW <= j1; j += VW)
+            for (int k = 0; k < VN; ++k) {
+                vf v = v_exp_neg(v_load(V_CAT(xr, t, j + k * VL), t) - m);
+                if (e) *(vf_u *)(e + j + k * VL) = v;
+                acc[k] += v;
+            }
+        for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
+            ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
+            if (w <= 0) break;
+            vf v = v_exp_neg(v_load_upto(V_CAT(xr, t, j + k * VL), t, w) - m);
+            v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
+            if (e) memcpy(e + j + k * VL, &v, (size_t)(w < VL ? w : VL) * sizeof(float));
+            acc[k] += v;
         }
-        if (j < j1) {
-            vf v = v_sel(v_first(j1 - j), v_exp_neg(v_load_n(V_CAT(xr, t, j), t, j1 - j) - m), v_splat(0.0f));
-            if (e) memcpy(e + j, &v, (j1 - j) * sizeof(float));
-            acc += v;
-        }
-        total += v_hsum(acc);
+        total += v_hsum_w(acc);
     }
 
     for (j = 0; j + VL <= n; j += VL) {
@@ -139,7 +144,9 @@ INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
         }
     });
 }
-INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
+INFINIOP_CPU_KERNEL(causal_softmax_rows, rows_body);
+
+#if INFINIOP_CPU_PASS == 0
 
 infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info, void *y, const void *x) {
     const infiniopRowLayout *L = &info->rows;
@@ -147,6 +154,7 @@ infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info
     size_t bytes = n * L->ncols * infiniop_dtype_size(info->dtype) * 2;
     bool contiguous = L->ncols == 1 || (L->col_stride[CS_X] == 1 && L->col_stride[CS_Y] == 1);
     ctx_t c = {info, y, x, contiguous, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
-    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
+    infiniop_cpu_parallel_for(n, bytes, causal_softmax_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
+#endif

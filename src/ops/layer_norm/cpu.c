@@ -1,14 +1,15 @@
 /*
  * ops/layer_norm/cpu.c - layer_norm on the CPU.
  *
- * One task per row (OpenMP over rows), three passes over the row (it is in
- * cache after the first): the mean, the variance as the mean of squared
+ * Rows split over the OpenMP pool, three passes over a row (it is in cache
+ * after the first): the mean, the variance as the mean of squared
  * deviations (stable, never E[x^2] - mean^2) with the corrected two-pass
  * term that cancels the rounding error of the mean
  *   var = (sum d^2 - (sum d)^2 / D) / D,   d = x - mean
  * (it matters for rows with a large offset and a small spread), then the
  * outputs. Sums are
- * float32 in 16 lanes per 1024-element block, blocks summed in order.
+ * float32 in 16 lanes per 1024-element block, blocks summed in order; the
+ * vector path forms sum d and sum d^2 in one pass.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
  * Rows whose elements (input, outputs, weight, bias) are all contiguous take
@@ -71,30 +72,35 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     }
 }
 
-/* Sum over a contiguous row of (x - shift)^power, power 1 or 2, in vector
- * lanes per BLOCK-element block (the scalar row_sum's blocking). */
-INFINIOP_ALWAYS_INLINE float row_sum_vec(const void *x, size_t D, infiniDtype_t t, float shift, int power) {
-    float total = 0.0f;
+/* Over a contiguous row: *s1 = sum of d and, when s2, *s2 = sum of d^2,
+ * d = x - shift, in VW float32 lanes per BLOCK-element block, blocks summed
+ * in order (the scalar row_sum's blocking; both sums in one pass). */
+INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t t, float shift, float *s1, float *s2) {
+    float t1 = 0.0f, t2 = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
-        vf acc0 = v_splat(0.0f), acc1 = acc0;
-        for (; j + 2 * VL <= j1; j += 2 * VL) {
-            if (power == 1) V_PREFETCH(V_CAT(x, t, j)); /* the first pass reads from memory */
-            vf v0 = v_load(V_CAT(x, t, j), t) - shift, v1 = v_load(V_CAT(x, t, j + VL), t) - shift;
-            acc0 += power == 2 ? v0 * v0 : v0;
-            acc1 += power == 2 ? v1 * v1 : v1;
+        vf a1[VN], a2[VN];
+        for (int k = 0; k < VN; ++k) a1[k] = a2[k] = v_splat(0.0f);
+        for (; j + VW <= j1; j += VW) {
+            if (!s2) V_PREFETCH(V_CAT(x, t, j)); /* the first pass reads from memory */
+            for (int k = 0; k < VN; ++k) {
+                vf d = v_load(V_CAT(x, t, j + k * VL), t) - shift;
+                a1[k] += d;
+                if (s2) a2[k] += d * d;
+            }
         }
-        for (; j + VL <= j1; j += VL) {
-            vf v0 = v_load(V_CAT(x, t, j), t) - shift;
-            acc0 += power == 2 ? v0 * v0 : v0;
+        for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
+            ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
+            vf d = v_load_upto(V_CAT(x, t, j + k * VL), t, n) - shift;
+            d = v_sel(v_first(n > 0 ? (size_t)n : 0), d, v_splat(0.0f));
+            a1[k] += d;
+            if (s2) a2[k] += d * d;
         }
-        if (j < j1) {
-            vf v0 = v_sel(v_first(j1 - j), v_load_n(V_CAT(x, t, j), t, j1 - j) - shift, v_splat(0.0f));
-            acc1 += power == 2 ? v0 * v0 : v0;
-        }
-        total += v_hsum(acc0 + acc1);
+        t1 += v_hsum_w(a1);
+        if (s2) t2 += v_hsum_w(a2);
     }
-    return total;
+    *s1 = t1;
+    if (s2) *s2 = t2;
 }
 
 INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *out,
@@ -106,9 +112,11 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     void *o = out + infiniop_row_offset(L, LN_OUT, r) * es;
     void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
 
-    float mean = row_sum_vec(x, D, t, 0.0f, 1) / (float)D;
-    float dev = row_sum_vec(x, D, t, mean, 1);
-    float var = (row_sum_vec(x, D, t, mean, 2) - dev * dev / (float)D) / (float)D;
+    float sum, dev, sq;
+    row_sums_vec(x, D, t, 0.0f, &sum, NULL);
+    float mean = sum / (float)D;
+    row_sums_vec(x, D, t, mean, &dev, &sq);
+    float var = (sq - dev * dev / (float)D) / (float)D;
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
@@ -149,7 +157,9 @@ INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
         }
     });
 }
-INFINIOP_CPU_KERNEL(rows_kernel, rows_body);
+INFINIOP_CPU_KERNEL(layer_norm_rows, rows_body);
+
+#if INFINIOP_CPU_PASS == 0
 
 infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *out, void *stdz, void *std,
                                        const void *in, const void *w, const void *b) {
@@ -160,6 +170,7 @@ infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *
                                         L->col_stride[LN_STDZ] == 1 && info->w_stride == 1 &&
                                         (!info->has_bias || info->b_stride == 1));
     ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES};
-    infiniop_cpu_parallel_for(n, bytes, rows_kernel[infiniop_cpu_isa()], &c);
+    infiniop_cpu_parallel_for(n, bytes, layer_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
+#endif

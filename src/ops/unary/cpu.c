@@ -159,12 +159,15 @@ INFINIOP_ALWAYS_INLINE void run_range(const void *ctx, size_t i0, size_t i1) {
     }
     if (c->stream) v_stream_fence();
 }
-INFINIOP_CPU_KERNEL(range_kernel, run_range);
+INFINIOP_CPU_KERNEL(unary_range, run_range);
+
+#if INFINIOP_CPU_PASS == 0
 
 infiniStatus_t infiniop_unary_cpu(const infiniopUnaryInfo *info, void *out, const void *in) {
     size_t n = info->layout.n;
     size_t bytes = 2 * n * infiniop_dtype_size(info->dtype);
     ctx_t c = {info, out, in, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
-    infiniop_cpu_parallel_for(n, bytes, range_kernel[infiniop_cpu_isa()], &c);
+    infiniop_cpu_parallel_for(n, bytes, unary_range[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
+#endif
