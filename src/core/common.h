@@ -142,6 +142,23 @@ static inline infiniStatus_t infiniop_check_aligned(const char *op, const char *
     return INFINI_STATUS_SUCCESS;
 }
 
+/* One data pointer of a run call, as the run-time checks see it. */
+typedef struct {
+    const char *name;   /* as the public header names it */
+    const void *ptr;
+    infiniopSpan span;  /* byte range of its elements (from the descriptor) */
+    size_t elem_size;
+    bool optional;      /* may be NULL (layer_norm's absent bias) */
+} infiniopRunTensor;
+
+/* The run-time pointer checks of every operator. t[0..nout) are outputs.
+ * Every pointer must be non-NULL (unless optional) and aligned to its
+ * element size (infiniop_check_aligned); every output must be apart from
+ * every other tensor, or exactly an input k (same pointer) whose bit
+ * (1u << k) is set in inplace[o], i.e. one of the same layout. */
+infiniStatus_t infiniop_check_run_tensors(const char *op, const infiniopRunTensor *t, int n, int nout,
+                                          const uint32_t *inplace);
+
 /* Dtype helpers for validation. */
 static inline bool infiniop_is_half_or_float(infiniDtype_t t) {
     return t == INFINI_DTYPE_F16 || t == INFINI_DTYPE_BF16 || t == INFINI_DTYPE_F32;

@@ -151,3 +151,23 @@ infiniStatus_t infiniop_check_alias(const char *op, const char *out_name, const 
                           "is allowed)",
                           op, out_name, in_name);
 }
+
+infiniStatus_t infiniop_check_run_tensors(const char *op, const infiniopRunTensor *t, int n, int nout,
+                                          const uint32_t *inplace) {
+    infiniStatus_t st;
+    for (int i = 0; i < n; ++i) {
+        if (!t[i].ptr) {
+            if (t[i].optional) continue;
+            return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: %s pointer is NULL", op, t[i].name);
+        }
+        if ((st = infiniop_check_aligned(op, t[i].name, t[i].ptr, t[i].elem_size))) return st;
+    }
+    for (int o = 0; o < nout; ++o)
+        for (int i = 0; i < n; ++i) {
+            if (i == o) continue;
+            bool same = (inplace[o] >> i) & 1u;
+            if ((st = infiniop_check_alias(op, t[o].name, t[o].ptr, t[o].span, t[i].name, t[i].ptr, t[i].span, same)))
+                return st;
+        }
+    return INFINI_STATUS_SUCCESS;
+}

@@ -112,21 +112,17 @@ __C __export infiniStatus_t infiniopAddRMSNorm(infiniopAddRMSNormDescriptor_t de
     if ((st = infiniop_check_run(OP, desc, INFINIOP_OP_ADD_RMS_NORM, workspace_size, 0))) return st;
     const infiniopAddRMSNormInfo *info = &((const Descriptor *)desc)->info;
     if (info->rows.nrows == 0) return INFINI_STATUS_SUCCESS;
-    const void *ptr[5] = {y, residual_out, a, b, weight};
-    const char *names[5] = {"y", "residual_out", "a", "b", "weight"};
-    for (int i = 0; i < 5; ++i)
-        if (!ptr[i]) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": %s pointer is NULL", names[i]);
-    for (int i = 0; i < 5; ++i)
-        if ((st = infiniop_check_aligned(OP, names[i], ptr[i], infiniop_dtype_size(i < 4 ? info->atype : info->wtype))))
-            return st;
-    /* Outputs: exactly a or b, or apart from every other tensor. */
+    size_t es = infiniop_dtype_size(info->atype);
+    const infiniopRunTensor t[5] = {{"y", y, info->span[0], es, false},
+                                    {"residual_out", residual_out, info->span[1], es, false},
+                                    {"a", a, info->span[2], es, false},
+                                    {"b", b, info->span[3], es, false},
+                                    {"weight", weight, info->span[4], infiniop_dtype_size(info->wtype), false}};
+    /* Outputs: exactly a or b (same layout), or apart from every other tensor. */
+    uint32_t inplace[2];
     for (int o = 0; o < 2; ++o)
-        for (int i = 0; i < 5; ++i) {
-            if (i == o) continue;
-            bool same = i >= 2 && i <= 3 && info->same_layout[o][i - 2];
-            if ((st = infiniop_check_alias(OP, names[o], ptr[o], info->span[o], names[i], ptr[i], info->span[i], same)))
-                return st;
-        }
+        inplace[o] = (info->same_layout[o][0] ? 1u << ARN_A : 0u) | (info->same_layout[o][1] ? 1u << ARN_B : 0u);
+    if ((st = infiniop_check_run_tensors(OP, t, 5, 2, inplace))) return st;
     switch (desc->device) {
     case INFINI_DEVICE_CPU: return infiniop_add_rms_norm_cpu(info, y, residual_out, a, b, weight);
 #ifdef INFINIOP_WITH_CUDA

@@ -80,13 +80,10 @@ __C __export infiniStatus_t infiniopCausalSoftmax(infiniopCausalSoftmaxDescripto
     if ((st = infiniop_check_run(OP, desc, INFINIOP_OP_CAUSAL_SOFTMAX, workspace_size, 0))) return st;
     const infiniopCausalSoftmaxInfo *info = &((const Descriptor *)desc)->info;
     if (info->rows.nrows == 0) return INFINI_STATUS_SUCCESS;
-    if (!y) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": y pointer is NULL");
-    if (!x) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": x pointer is NULL");
-    if ((st = infiniop_check_aligned(OP, "y", y, infiniop_dtype_size(info->dtype))) ||
-        (st = infiniop_check_aligned(OP, "x", x, infiniop_dtype_size(info->dtype))))
-        return st;
-    if ((st = infiniop_check_alias(OP, "y", y, info->span[CS_Y], "x", x, info->span[CS_X], info->same_layout)))
-        return st;
+    size_t es = infiniop_dtype_size(info->dtype);
+    const infiniopRunTensor t[2] = {{"y", y, info->span[CS_Y], es, false}, {"x", x, info->span[CS_X], es, false}};
+    const uint32_t inplace[1] = {info->same_layout ? 1u << CS_X : 0u};
+    if ((st = infiniop_check_run_tensors(OP, t, 2, 1, inplace))) return st;
     switch (desc->device) {
     case INFINI_DEVICE_CPU: return infiniop_causal_softmax_cpu(info, y, x);
 #ifdef INFINIOP_WITH_CUDA

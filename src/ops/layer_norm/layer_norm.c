@@ -111,20 +111,16 @@ __C __export infiniStatus_t infiniopLayerNorm(infiniopLayerNormDescriptor_t desc
                               info->has_bias ? OP ": bias pointer is NULL but the descriptor has a bias"
                                              : OP ": bias pointer given but the descriptor was created without bias");
     if (info->rows.nrows == 0) return INFINI_STATUS_SUCCESS;
-    const void *ptr[6] = {output, input_standardization, input_std_deviation, input, weight, bias};
-    const char *names[6] = {"output", "input_standardization", "input_std_deviation", "input", "weight", "bias"};
-    for (int i = 0; i < 5; ++i)
-        if (!ptr[i]) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": %s pointer is NULL", names[i]);
-    for (int i = 0; i < 6; ++i)
-        if (ptr[i] && (st = infiniop_check_aligned(OP, names[i], ptr[i], infiniop_dtype_size(info->dtype)))) return st;
+    size_t es = infiniop_dtype_size(info->dtype);
+    const infiniopRunTensor t[6] = {{"output", output, info->span[0], es, false},
+                                    {"input_standardization", input_standardization, info->span[1], es, false},
+                                    {"input_std_deviation", input_std_deviation, info->span[2], es, false},
+                                    {"input", input, info->span[3], es, false},
+                                    {"weight", weight, info->span[4], es, false},
+                                    {"bias", bias, info->span[5], es, true}};
     /* Outputs: output or input_standardization exactly input, or apart from every other tensor. */
-    for (int o = 0; o < 3; ++o)
-        for (int i = 0; i < 6; ++i) {
-            if (i == o) continue;
-            bool same = i == 3 && o < 2 && info->same_layout[o];
-            if ((st = infiniop_check_alias(OP, names[o], ptr[o], info->span[o], names[i], ptr[i], info->span[i], same)))
-                return st;
-        }
+    const uint32_t inplace[3] = {info->same_layout[0] ? 1u << 3 : 0u, info->same_layout[1] ? 1u << 3 : 0u, 0u};
+    if ((st = infiniop_check_run_tensors(OP, t, 6, 3, inplace))) return st;
     switch (desc->device) {
     case INFINI_DEVICE_CPU:
         return infiniop_layer_norm_cpu(info, output, input_standardization, input_std_deviation, input, weight, bias);

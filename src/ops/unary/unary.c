@@ -51,14 +51,10 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
     const infiniopUnaryInfo *info = &((const infiniopUnaryDescriptor *)desc)->info;
     const char *oname = out_names[info->kind], *iname = in_names[info->kind];
     if (info->layout.n == 0) return INFINI_STATUS_SUCCESS;
-    if (!out) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: %s pointer is NULL", name, oname);
-    if (!in) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: %s pointer is NULL", name, iname);
-    if ((st = infiniop_check_aligned(name, oname, out, infiniop_dtype_size(info->dtype))) ||
-        (st = infiniop_check_aligned(name, iname, in, infiniop_dtype_size(info->dtype))))
-        return st;
-    if ((st = infiniop_check_alias(name, oname, out, info->out_span, iname, in, info->in_span,
-                                   info->same_layout)))
-        return st;
+    size_t es = infiniop_dtype_size(info->dtype);
+    const infiniopRunTensor t[2] = {{oname, out, info->out_span, es, false}, {iname, in, info->in_span, es, false}};
+    const uint32_t inplace[1] = {info->same_layout ? 1u << 1 : 0u};
+    if ((st = infiniop_check_run_tensors(name, t, 2, 1, inplace))) return st;
     switch (desc->device) {
     case INFINI_DEVICE_CPU: return infiniop_unary_cpu(info, out, in);
 #ifdef INFINIOP_WITH_CUDA
