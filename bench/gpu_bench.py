@@ -448,6 +448,29 @@ def build_case(torch, case, shape, device, n_sets, infiniop):
     return B
 
 
+def best_copy(timer, torch, pairs, n_calls, graph):
+    """The faster of two ways to copy each (src, dst) pair of uint8 buffers
+    (rotated by call index): copy_ (cudaMemcpyAsync device to device) and
+    PyTorch's vectorized elementwise kernel (the same bytes as int32 ->
+    float32, 16-byte loads and stores; its bits differ, its traffic is a
+    copy's). cudaMemcpy alone was seen at 2.7 TB/s on an H200 where kernels
+    moved 3.7+ TB/s (bench/NOTES.md): the ceiling is the best copy, not one
+    routine's. Returns (seconds, how timed, which)."""
+    n = len(pairs)
+    best = None
+    t, how = timer.time(lambda i: pairs[i % n][1].copy_(pairs[i % n][0]), n_calls, graph)
+    best = (t, how, "cudaMemcpy")
+    if pairs[0][0].numel() % 4 == 0:
+        views = [(a.view(torch.int32), b.view(torch.float32)) for a, b in pairs]
+        try:
+            t2, how2 = timer.time(lambda i: views[i % n][1].copy_(views[i % n][0]), n_calls, graph)
+            if t2 < best[0]:
+                best = (t2, how2, "elementwise kernel")
+        except Exception as e:  # keep the memcpy number
+            warn(f"elementwise copy failed: {e}")
+    return best
+
+
 def cuda_broken(torch, device):
     """None while the CUDA context works, else the error that broke it."""
     try:
@@ -501,7 +524,19 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def chart_from_json(path):
+    """--chart bench.json: draw bench.png beside it (no torch needed)."""
+    with open(path) as f:
+        doc = json.load(f)
+    draw_chart(doc["cases"], os.path.join(os.path.dirname(os.path.abspath(path)), "bench.png"), doc["device"],
+               doc["copy_ceiling"]["gbps"] * 1e9)
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 2 and argv[0] == "--chart":
+        return chart_from_json(argv[1])
     args = parse_args(argv)
     t_start = time.monotonic()
     cases = CASES
@@ -583,7 +618,8 @@ def main(argv=None):
     ceil_bytes = (256 << 10) if args.dry_run else ((1 << 30) if quick else (2 << 30))
     src = torch.randint(0, 256, (ceil_bytes,), dtype=torch.uint8, device=device)
     dst = torch.empty_like(src)
-    ceil_t, ceil_how = timer.time(lambda i: dst.copy_(src), 2, graph=True)
+    ceil_t, ceil_how, ceil_kind = best_copy(timer, torch, [(src, dst)], 2, True)
+    ceil_how = f"{ceil_how}, {ceil_kind}"
     ceil_bps = 2 * ceil_bytes / ceil_t
     src = dst = None
     if device.type == "cuda":
@@ -667,8 +703,8 @@ def main(argv=None):
             half = max(1, nbytes // 2)
             cpairs = [(torch.randint(0, 256, (half,), dtype=torch.uint8, device=device),
                        torch.empty(half, dtype=torch.uint8, device=device)) for _ in range(n_sets)]
-            t, how = timer.time(lambda i: cpairs[i % n_sets][1].copy_(cpairs[i % n_sets][0]), n_calls, graph)
-            record("copy", t, how, "same bytes")
+            t, how, kind = best_copy(timer, torch, cpairs, n_calls, graph)
+            record("copy", t, how, f"same bytes ({kind})")
             cpairs = None
         except Exception as e:
             fail("copy", str(e))
@@ -865,10 +901,13 @@ def main(argv=None):
             json.dump(doc, f, indent=1)
         with open(os.path.join(out_dir, "bench.txt"), "w") as f:
             f.write("\n".join(log.lines) + "\n")
+        # In a separate process: matplotlib beside torch's extensions failed
+        # once with a pybind11 error (H200, torch 2.11).
         try:
-            draw_chart(results, os.path.join(out_dir, "bench.png"), dev_name, ceil_bps)
-        except ImportError:
-            log("(matplotlib not available: no chart)")
+            cp = subprocess.run([sys.executable, os.path.abspath(__file__), "--chart", os.path.join(out_dir, "bench.json")],
+                                capture_output=True, text=True, timeout=120)
+            if cp.returncode != 0:
+                log(f"(chart failed: {(cp.stderr.strip().splitlines() or ['?'])[-1]})")
         except Exception as e:
             log(f"(chart failed: {e})")
         log(f"wrote {', '.join(os.path.join(out_dir, n) for n in ('bench.txt', 'bench.json', 'bench.png'))}")

@@ -179,7 +179,7 @@ if [ $build_ok = 1 ] && [ -f bench/gpu_bench.py ] && [ "${INFINIOP_GPU_BENCH:-0}
     timeout 300 python3 bench/gpu_bench.py --quick ${INFINIOP_GPU_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
   rc=$?
   set -e
-  BENCH_LINE="exit $rc, see bench.log"
+  BENCH_LINE="exit $rc, see bench.log; $(grep -E '^targets met' "$OUT/bench.log" | tail -n 1 || true)"
 fi
 
 # ------------------------------------------------------------------ summary

@@ -64,6 +64,71 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 #define MIN_BLOCK 128
 #define MAX_BLOCK 1024
 
+/* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
+ * vecs = ncols / vec_elems vectors a row.
+ *  - vecs <= 128: `lanes` threads of a warp per row (the smallest power of
+ *    two that holds the row in at most 4 vectors a thread, 1 vector a
+ *    thread when it can), blocks of 256 threads, halved while the grid
+ *    would not give every SM two blocks (decode shapes: spread the rows);
+ *  - longer rows, one block each: 4 vectors a thread while that leaves at
+ *    least 128 threads (2, then 1, otherwise) when there are rows enough to
+ *    fill the GPU; with fewer rows than SMs (latency matters, the memory
+ *    system is idle) 1 vector a thread while the block allows (1024
+ *    threads), then 2, then 4;
+ *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
+ *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later);
+ *  - longer still: off (the streaming kernel). */
+#define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
+static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, infiniopCudaRowPlan *q) {
+    q->reg_items = 0;
+    if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
+    const size_t vecs = ncols / (size_t)vec_elems;
+    const size_t sms = (size_t)p.sm_count;
+    size_t blocks;
+    if (vecs <= 128) {
+        unsigned lanes = 1;
+        while (lanes < 32 && lanes < vecs) lanes *= 2;
+        size_t items = (vecs + lanes - 1) / lanes;
+        items = items <= 1 ? 1 : items <= 2 ? 2 : 4;
+        unsigned threads = 256;
+        while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
+        q->reg_items = (unsigned)items;
+        q->reg_lanes = lanes;
+        q->reg_cluster = 1;
+        q->reg_threads = threads;
+        blocks = (nrows * lanes + threads - 1) / threads;
+    } else {
+        const bool latency = nrows < sms;
+        size_t items = 0, threads = 0;
+        const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
+        for (int i = 0; i < 3; ++i) {
+            size_t it = latency ? order_lat[i] : order_tp[i];
+            size_t t = ((vecs + it - 1) / it + 31) / 32 * 32;
+            size_t tmax = it >= 2 ? 512 : 1024; /* RG_MAX_THREADS */
+            if (t > tmax) continue;
+            if (!latency && t < 128 && it > 1) continue;
+            items = it, threads = t;
+            break;
+        }
+        unsigned cl = 1;
+        if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
+            if (p.cc_major < 9) return;
+            size_t c = (vecs + 1023) / 1024;
+            if (c > 8) c = 8;
+            size_t t = ((vecs + 4 * c - 1) / (4 * c) + 31) / 32 * 32;
+            if (t > 512) return;
+            items = 4, threads = t, cl = (unsigned)c;
+        }
+        q->reg_items = (unsigned)items;
+        q->reg_lanes = 0;
+        q->reg_cluster = cl;
+        q->reg_threads = (unsigned)threads;
+        blocks = nrows;
+    }
+    if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
+    q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
+}
+
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
                                        infiniopCudaRowPlan *plan) {
     infiniopCudaProps p;
@@ -99,6 +164,7 @@ infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows,
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;
+    plan_reg(p, nrows, ncols, vec_elems, &q);
     *plan = q;
     return INFINI_STATUS_SUCCESS;
 }

@@ -33,12 +33,25 @@ typedef struct {
     bool vec;                /* layouts allow 16-byte vectors (unit column stride, ncols and every
                                 row stride a multiple of 16 bytes); pointers are checked at run */
     bool w_vec, b_vec;       /* weight / bias have unit stride (16-byte loads if the pointer allows) */
+    /* The register path (16-byte layouts and pointers only): each thread
+     * holds `reg_items` vectors of the row in registers, so the row is read
+     * from global memory once and every phase reuses it. reg_items == 0: off
+     * (the fields above are used). */
+    unsigned reg_items;      /* vectors per thread: 1, 2 or 4 */
+    unsigned reg_lanes;      /* 1..32 (power of two): threads per row, rows packed into warps;
+                                0: a whole block per row, or a cluster of blocks */
+    unsigned reg_cluster;    /* blocks per row when reg_lanes == 0: 1, or 2..8 (a thread-block cluster) */
+    unsigned reg_threads;    /* threads per block */
+    unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
 } infiniopCudaRowPlan;
 
 /* Elementwise operators (silu, sigmoid). */
 typedef struct {
     unsigned threads; /* threads per block */
-    unsigned grid;    /* blocks; grid-stride loop over the elements */
+    unsigned grid;    /* blocks; grid-stride loop over the elements (the contiguous path: blocks of
+                         threads x UNROLL 16-byte vectors) */
+    int tile_p;       /* >= 0: the transposing path (a shared-memory tile) over dimensions tile_p (the
+                         input's unit-stride one) and ndim - 1 (the output's); -1: off */
 } infiniopCudaEltPlan;
 
 #ifdef __cplusplus

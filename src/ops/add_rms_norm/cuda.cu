@@ -13,6 +13,81 @@
  */
 #include "add_rms_norm.h"
 #include "cuda/common.cuh"
+#include "cuda/rows.cuh"
+
+/* The register path (cuda/rows.cuh; unit-stride weight): a, b and w are loaded once, all
+ * vectors in flight together; r = a + b stays in registers for the second
+ * phase. Same arithmetic as the streaming kernel below. */
+template <typename A, typename W, int ITEMS, int MODE>
+__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+    add_rms_norm_reg(const __grid_constant__ infiniopAddRMSNormInfo info, typename A::S *y, typename A::S *res,
+                     const typename A::S *a, const typename A::S *b, const typename W::S *w) {
+    constexpr int V = VecWidth<A>::value;
+    __shared__ RowScratch sc;
+    const infiniopRowLayout &L = info.rows;
+    const size_t D = L.ncols, nchunks = D / V;
+    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    typedef Vec<typename A::S, V> VA;
+    typedef Vec<typename W::S, V> VW;
+    for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
+        row_next<MODE>(g, r);
+        const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);
+        /* raw vectors (half the registers of float copies for 2-byte types);
+         * r = a + b is formed again, identically, in the second phase */
+        VA qa[ITEMS], qb[ITEMS];
+        VW qw[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+                qa[k] = *reinterpret_cast<const VA *>(ar + c * V);
+                qb[k] = *reinterpret_cast<const VA *>(br + c * V);
+                qw[k] = *reinterpret_cast<const VW *>(w + c * V);
+            }
+        }
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    float v = A::load(qa[k].v[e]) + A::load(qb[k].v[e]);
+                    ss += v * v;
+                }
+            }
+        }
+        ss = rg_reduce<MODE, false>(g, ss, &sc, 0);
+        const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
+        typename A::S *yr = y + row_off(L, ARN_Y, r), *rr = res + row_off(L, ARN_RES, r);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+                VA o, q;
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    float v = A::load(qa[k].v[e]) + A::load(qb[k].v[e]);
+                    q.v[e] = A::store(v);
+                    o.v[e] = A::store(v * scale * W::load(qw[k].v[e]));
+                }
+                *reinterpret_cast<VA *>(rr + c * V) = q;
+                *reinterpret_cast<VA *>(yr + c * V) = o;
+            }
+        }
+    }
+    row_done<MODE>();
+}
+
+template <typename A, typename W> struct ArnReg {
+    template <int ITEMS, int MODE> struct K {
+        static cudaError_t launch(const infiniopAddRMSNormInfo *info, cudaStream_t s, typename A::S *y,
+                                  typename A::S *res, const typename A::S *a, const typename A::S *b,
+                                  const typename W::S *w) {
+            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE>, info->cuda, s, *info, y, res, a, b, w);
+        }
+    };
+};
 
 template <typename A, typename W, int V, bool WARP>
 __global__ void __launch_bounds__(1024)
@@ -92,6 +167,8 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     S *ys = (S *)y, *rs = (S *)res;
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
+    if (vec && w_vec && p.reg_items) /* (a strided weight takes the streaming kernel) */
+        return rg_dispatch<ArnReg<A, W>::template K>(p, info, stream, ys, rs, as, bs, wp);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
             add_rms_norm_kernel<A, W, V, true><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, w_vec);

@@ -15,6 +15,75 @@
  */
 #include "causal_softmax.h"
 #include "cuda/common.cuh"
+#include "cuda/rows.cuh"
+
+/* The register path (cuda/rows.cuh): the visible vectors of x are loaded
+ * once (masked vectors are never read), all in flight together; max, exp
+ * and the sum work on the registers; y is written whole, masked vectors as
+ * 16-byte zeros. Same arithmetic as the kernel below. */
+template <typename T, int ITEMS, int MODE>
+__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+    causal_softmax_reg(const __grid_constant__ infiniopCausalSoftmaxInfo info, typename T::S *y,
+                       const typename T::S *x) {
+    constexpr int V = VecWidth<T>::value;
+    __shared__ RowScratch sc;
+    const infiniopRowLayout &L = info.rows;
+    const size_t nchunks = L.ncols / V;
+    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
+        row_next<MODE>(g, r);
+        const typename T::S *xr = x + row_off(L, CS_X, r);
+        const size_t n = infiniop_causal_visible(&info, r);
+        const size_t vchunks = (n + V - 1) / V;
+        float v[ITEMS][V];
+        float m = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < vchunks) {
+                load_chunk<T, V>(xr + c * V, v[k]);
+#pragma unroll
+                for (int e = 0; e < V; ++e)
+                    if (c * V + e < n) m = max_nan(m, v[k][e]);
+            }
+        }
+        m = rg_reduce<MODE, true>(g, m, &sc, 0);
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < vchunks) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    v[k][e] = expf(v[k][e] - m);
+                    if (c * V + e < n) sum += v[k][e];
+                }
+            }
+        }
+        sum = rg_reduce<MODE, false>(g, sum, &sc, 1);
+        typename T::S *yr = y + row_off(L, CS_Y, r);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+                float o[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) o[e] = (c < vchunks && c * V + e < n) ? v[k][e] / sum : 0.0f;
+                store_chunk<T, V>(yr + c * V, o);
+            }
+        }
+    }
+    row_done<MODE>();
+}
+
+template <typename T> struct CsReg {
+    template <int ITEMS, int MODE> struct K {
+        static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, cudaStream_t s, typename T::S *y,
+                                  const typename T::S *x) {
+            return rg_launch(causal_softmax_reg<T, ITEMS, MODE>, info->cuda, s, *info, y, x);
+        }
+    };
+};
 
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(1024)
@@ -94,6 +163,7 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
     const infiniopCudaRowPlan &p = info->cuda;
     bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
     dim3 grid(p.grid), block(p.threads);
+    if (vec && p.reg_items) return rg_dispatch<CsReg<T>::template K>(p, info, stream, (S *)y, (const S *)x);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
             causal_softmax_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, (S *)y, (const S *)x);

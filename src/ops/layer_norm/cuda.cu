@@ -4,7 +4,9 @@
  * A row goes to a group of threads (a warp for short rows, a block for long
  * ones; cuda/device.cu chooses at descriptor creation). Three passes, as on
  * the CPU: the mean, the variance as the mean of squared deviations (stable,
- * never E[x^2] - mean^2), then the outputs: z = (x - mean) / std,
+ * never E[x^2] - mean^2) with the corrected two-pass term that cancels the
+ * mean's rounding error, var = (sum d^2 - (sum d)^2 / D) / D, d = x - mean,
+ * clamped at 0 (NaN kept), then the outputs: z = (x - mean) / std,
  * output = z * w + b, std = sqrt(var + eps). x is kept in shared memory
  * (float32) between the passes when the row fits, each thread its own
  * elements; otherwise each pass reads it again. Element j is read before it
@@ -12,7 +14,93 @@
  * exactly input.
  */
 #include "cuda/common.cuh"
+#include "cuda/rows.cuh"
 #include "layer_norm.h"
+
+/* The register path (cuda/rows.cuh; unit-stride w and b): x, w and b are loaded once, all
+ * vectors in flight together, and the three phases (mean; deviations;
+ * outputs) work on the registers. Same arithmetic as the kernel below. */
+template <typename T, int ITEMS, int MODE>
+__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+    layer_norm_reg(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
+                   typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b) {
+    constexpr int V = VecWidth<T>::value;
+    __shared__ RowScratch sc;
+    const infiniopRowLayout &L = info.rows;
+    const size_t D = L.ncols, nchunks = D / V;
+    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    const bool has_bias = info.has_bias;
+    typedef Vec<typename T::S, V> VT;
+    for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
+        row_next<MODE>(g, r);
+        const typename T::S *x = in + row_off(L, LN_IN, r);
+        /* raw vectors: half the registers of float copies for 2-byte types */
+        VT qx[ITEMS], qw[ITEMS], qb[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+                qx[k] = *reinterpret_cast<const VT *>(x + c * V);
+                qw[k] = *reinterpret_cast<const VT *>(w + c * V);
+                if (has_bias) qb[k] = *reinterpret_cast<const VT *>(b + c * V);
+            }
+        }
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (g.tid + (size_t)k * g.G < nchunks) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) sum += T::load(qx[k].v[e]);
+            }
+        const float mean = rg_reduce<MODE, false>(g, sum, &sc, 0) / (float)D;
+        float dev = 0.0f, sq = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (g.tid + (size_t)k * g.G < nchunks) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    float d = T::load(qx[k].v[e]) - mean;
+                    dev += d;
+                    sq += d * d;
+                }
+            }
+        dev = rg_reduce<MODE, false>(g, dev, &sc, 1);
+        sq = rg_reduce<MODE, false>(g, sq, &sc, 2);
+        float var = (sq - dev * dev / (float)D) / (float)D;
+        if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
+        const float sd = sqrtf(var + info.eps);
+        if (g.tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
+        typename T::S *o = out + row_off(L, LN_OUT, r), *z = stdz + row_off(L, LN_STDZ, r);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const size_t c = g.tid + (size_t)k * g.G;
+            if (c < nchunks) {
+                VT zq, oq;
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    float zo = (T::load(qx[k].v[e]) - mean) / sd;
+                    float oo = zo * T::load(qw[k].v[e]);
+                    if (has_bias) oo += T::load(qb[k].v[e]);
+                    zq.v[e] = T::store(zo);
+                    oq.v[e] = T::store(oo);
+                }
+                *reinterpret_cast<VT *>(z + c * V) = zq;
+                *reinterpret_cast<VT *>(o + c * V) = oq;
+            }
+        }
+    }
+    row_done<MODE>();
+}
+
+template <typename T> struct LnReg {
+    template <int ITEMS, int MODE> struct K {
+        static cudaError_t launch(const infiniopLayerNormInfo *info, cudaStream_t s, typename T::S *o,
+                                  typename T::S *z, typename T::S *sd, const typename T::S *x, const typename T::S *w,
+                                  const typename T::S *b) {
+            return rg_launch(layer_norm_reg<T, ITEMS, MODE>, info->cuda, s, *info, o, z, sd, x, w, b);
+        }
+    };
+};
 
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(1024)
@@ -51,7 +139,7 @@ __global__ void __launch_bounds__(1024)
         }
         const float mean = group_sum<WARP>(sum, red) / (float)D;
 
-        float sq = 0.0f;
+        float sq = 0.0f, dev = 0.0f;
         for (size_t c = tid; c < nchunks; c += G) {
             float v[V];
             if (cache)
@@ -61,10 +149,13 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 float d = v[k] - mean;
+                dev += d;
                 sq += d * d;
             }
         }
-        const float var = group_sum<WARP>(sq, red) / (float)D;
+        dev = group_sum<WARP>(dev, red);
+        float var = (group_sum<WARP>(sq, red) - dev * dev / (float)D) / (float)D;
+        if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
         if (tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
 
@@ -107,6 +198,8 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     dim3 grid(p.grid), block(p.threads);
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
+    if (vec && wb_vec && p.reg_items) /* (strided weight or bias: the streaming kernel) */
+        return rg_dispatch<LnReg<T>::template K>(p, info, stream, o, z, sd, x, ws, bs);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
             layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);

@@ -7,10 +7,13 @@
  * math), in float64 with exp for F64. One exception: silu(x) for x <= -80
  * (float32 path) is x e^x formed in float64, rounded once.
  *
- * Two paths, chosen by the layout folded at creation:
- *  - contiguous (output and input one dense run): a flat grid-stride loop
- *    over 16-byte vectors when both pointers are 16-byte aligned, one
- *    element at a time otherwise;
+ * Three paths, chosen by the layout folded at creation:
+ *  - contiguous (output and input one dense run): 16-byte vectors, 4 a
+ *    thread with every load issued before the first store, when both
+ *    pointers are 16-byte aligned; one element at a time otherwise;
+ *  - transposing (the input's unit stride on another dimension than the
+ *    output's last): 64 x 64 tiles through shared memory, both sides
+ *    coalesced;
  *  - anything else (strides, broadcast input): a grid-stride loop over the
  *    output's elements, offsets (64-bit) from the coalesced layout; the
  *    index arithmetic is 32-bit up to 2^31 elements, 64-bit beyond.
@@ -51,28 +54,77 @@ __device__ __forceinline__ double silu_c(double x) {
     return (x >= 0.0 ? x : x * e) / (1.0 + e);
 }
 
+/* Half-precision outputs (F16, BF16): float32 with the fast exponential
+ * (ex2.approx) and the fast division (reciprocal approximation and a
+ * multiply). e = e^-|x| lies in (0, 1], so the divisor 1 + e lies in
+ * [1, 2] where __fdividef is exact to 2 ulp; the float32 result is then
+ * within a few float32 ulp, three orders of magnitude under half an ulp of
+ * the output type (2^-9 relative for BF16, 2^-12 for F16), so the rounded
+ * output stays within 1 ulp of the exact value. __expf is relatively
+ * accurate to ~2 + 1.5|x| float32 ulp up to |x| = 80; beyond, and for
+ * silu's x <= -80 branch, the exact formulas above are used (tiny results
+ * are kept: BF16 has float32's exponent range). Same values as the exact
+ * path within the output's rounding; about a third of its instructions,
+ * which matters: at 2 bytes an element the exact path is issue-bound on
+ * H100/H200 (about 30 instructions an element against the ~33 per element
+ * the memory rate leaves). */
+__device__ __forceinline__ float sigmoid_fast(float x) {
+    if (!(fabsf(x) < 80.0f)) return sigmoid_c(x); /* also NaN */
+    float e = __expf(-fabsf(x));
+    return __fdividef(x >= 0.0f ? 1.0f : e, 1.0f + e);
+}
+__device__ __forceinline__ float silu_fast(float x) {
+    if (!(fabsf(x) < 80.0f)) return silu_c(x);
+    float e = __expf(-fabsf(x));
+    return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
+}
+
 template <int KIND, typename C> __device__ __forceinline__ C apply(C x) {
     return KIND == INFINIOP_UNARY_SILU ? silu_c(x) : sigmoid_c(x);
 }
+/* FAST: the half-output formulas (float32 only). */
+template <int KIND, bool FAST> __device__ __forceinline__ float apply_t(float x) {
+    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
+    else return apply<KIND>(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ double apply_t(double x) { return apply<KIND>(x); }
+template <typename T> struct IsHalf { static constexpr bool value = sizeof(typename T::S) == 2; };
 
 /* Contiguous, both pointers 16-byte aligned: nvec vectors of V elements,
- * then the n - nvec * V tail elements. */
+ * UNROLL vectors a thread (all loads issued before the first store: the
+ * compiler cannot move a load above a store that may alias it, so a
+ * one-vector loop keeps one load in flight a thread), then the n - nvec * V
+ * tail elements. Blocks of blockDim.x * UNROLL vectors; a grid-stride loop
+ * over such spans beyond the grid. */
+#define UNROLL 4
 template <typename T, int KIND>
-__global__ void unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
+__global__ void __launch_bounds__(256) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     typedef typename T::S S;
     typedef typename T::C C;
     constexpr int V = VecWidth<T>::value;
+    constexpr bool FAST = IsHalf<T>::value;
     const size_t nvec = n / V;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    const size_t i0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (size_t i = i0; i < nvec; i += stride) {
-        C v[V];
-        load_chunk<T, V>(in + i * V, v);
+    const size_t span = (size_t)blockDim.x * UNROLL;
+    for (size_t base = (size_t)blockIdx.x * span + threadIdx.x; base < nvec; base += (size_t)gridDim.x * span) {
+        Vec<S, V> q[UNROLL];
 #pragma unroll
-        for (int k = 0; k < V; ++k) v[k] = apply<KIND>(v[k]);
-        store_chunk<T, V>(out + i * V, v);
+        for (int u = 0; u < UNROLL; ++u) {
+            const size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) q[u] = *reinterpret_cast<const Vec<S, V> *>(in + i * V);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) q[u].v[k] = T::store(apply_t<KIND, FAST>(T::load(q[u].v[k])));
+                *reinterpret_cast<Vec<S, V> *>(out + i * V) = q[u];
+            }
+        }
     }
-    for (size_t i = nvec * V + i0; i < n; i += stride) out[i] = T::store(apply<KIND>(T::load(in[i])));
+    const size_t tail = n - nvec * V, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < tail) out[nvec * V + t] = T::store(apply_t<KIND, FAST>(T::load(in[nvec * V + t])));
+    (void)sizeof(C);
 }
 
 /* Contiguous but not 16-byte aligned. */
@@ -80,7 +132,7 @@ template <typename T, int KIND>
 __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        out[i] = T::store(apply<KIND>(T::load(in[i])));
+        out[i] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(in[i])));
 }
 
 /* Any layout: offsets of element i from the coalesced shape and strides.
@@ -100,7 +152,63 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
             oo += (ptrdiff_t)k * L.out_stride[d];
             io += (ptrdiff_t)k * L.in_stride[d];
         }
-        out[oo] = T::store(apply<KIND>(T::load(in[io])));
+        out[oo] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(in[io])));
+    }
+}
+
+/* The transposing path: the output's unit-stride dimension q = ndim - 1
+ * differs from the input's, p. A block takes a TILE x TILE tile of the
+ * (p, q) plane: it reads the input along p (coalesced), applies the
+ * function, keeps the results in shared memory (float, or double for F64;
+ * padded against bank conflicts) and writes the output along q (coalesced).
+ * 256 threads, 16 elements each per phase, all loads in flight together.
+ * The other dimensions go to blockIdx.z (a grid-stride loop). */
+#define TILE 64
+template <typename T, int KIND>
+__global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p,
+                                                         typename T::S *out, const typename T::S *in) {
+    typedef typename T::C C;
+    __shared__ C tile[TILE][TILE + 1];
+    const int q = L.ndim - 1;
+    const size_t P = L.shape[p], Q = L.shape[q];
+    const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
+    const unsigned tx = threadIdx.x & 31u, ty = threadIdx.x >> 5;
+    size_t nb = 1;
+    for (int d = 0; d < L.ndim; ++d)
+        if (d != p && d != q) nb *= L.shape[d];
+    const ptrdiff_t isp = L.in_stride[p], isq = L.in_stride[q], osp = L.out_stride[p], osq = L.out_stride[q];
+    for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
+        ptrdiff_t ib = 0, ob = 0;
+        size_t rest = bi;
+        for (int d = L.ndim - 1; d >= 0; --d) {
+            if (d == p || d == q) continue;
+            const size_t k = rest % L.shape[d];
+            rest /= L.shape[d];
+            ib += (ptrdiff_t)k * L.in_stride[d];
+            ob += (ptrdiff_t)k * L.out_stride[d];
+        }
+        if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
+        C v[2][8];
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const size_t pp = p0 + tx + 32 * i, qq = q0 + ty + 8 * j;
+                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)0;
+            }
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = apply_t<KIND, IsHalf<T>::value>(v[i][j]);
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const size_t qq = q0 + tx + 32 * i, pp = p0 + ty + 8 * j;
+                if (pp < P && qq < Q)
+                    out[ob + (ptrdiff_t)pp * osp + (ptrdiff_t)qq * osq] = T::store(tile[tx + 32 * i][ty + 8 * j]);
+            }
     }
 }
 
@@ -114,6 +222,12 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
             unary_vec_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
         else
             unary_flat_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
+    } else if (info->cuda.tile_p >= 0) {
+        const int p = info->cuda.tile_p, q = L.ndim - 1;
+        size_t nb = L.n / (L.shape[p] * L.shape[q]);
+        dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE),
+                (unsigned)(nb < 65535 ? nb : 65535));
+        unary_tile_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
     } else {
         /* 32-bit indices while i + the grid's stride cannot wrap */
         if (L.n <= ((size_t)1 << 31))
@@ -136,12 +250,27 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     infiniopCudaProps p;
     infiniStatus_t st = infiniop_cuda_device_props(device_id, &p);
     if (st != INFINI_STATUS_SUCCESS) return st;
-    size_t n = info->layout.n;
-    size_t per_thread = info->layout.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) : 1;
+    const infiniopEltLayout &L = info->layout;
+    size_t n = L.n;
+    /* The transposing path: the output's last dimension has unit stride,
+     * the input's does not, and another dimension p has the input's unit
+     * stride; tiles of 64 along both (grid y holds the p tiles). */
+    info->cuda.tile_p = -1;
+    if (!L.contiguous && L.ndim >= 2 && L.out_stride[L.ndim - 1] == 1 && L.in_stride[L.ndim - 1] != 1 &&
+        L.shape[L.ndim - 1] >= 8) {
+        for (int d = 0; d < L.ndim - 1; ++d)
+            if (L.in_stride[d] == 1 && L.shape[d] >= 8 && (L.shape[d] + 63) / 64 <= 65535) {
+                info->cuda.tile_p = d;
+                break;
+            }
+    }
+    size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * UNROLL : 1;
     size_t work = (n + per_thread - 1) / per_thread;
     size_t blocks = (work + THREADS - 1) / THREADS;
-    /* Enough blocks to fill every SM several times over; larger tensors loop. */
-    size_t cap = (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / THREADS) * 4;
+    /* Enough blocks to fill every SM many times over (the contiguous path:
+     * every vector its own thread up to 2^20 blocks, so no thread loops);
+     * larger tensors loop. */
+    size_t cap = L.contiguous ? ((size_t)1 << 20) : (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / THREADS) * 4;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     info->cuda.threads = THREADS;

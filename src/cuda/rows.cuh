@@ -1,0 +1,161 @@
+/*
+ * cuda/rows.cuh - the register path of the row-wise operators.
+ *
+ * A row goes to a group of threads; each thread holds ITEMS 16-byte vectors
+ * of it in registers (vector c = tid + k * G, k < ITEMS), so the row is read
+ * from global memory once, all its loads in flight together, and every
+ * later phase works on the registers. Three group forms (plan.h):
+ *   RG_SUB      `lanes` threads of one warp (1..32, a power of two), several
+ *               rows per warp: short rows; reductions are shuffles only;
+ *   RG_BLOCK    one block per row: reductions are a warp shuffle, one
+ *               barrier and a shuffle over the warps' partials;
+ *   RG_CLUSTER  a cluster of 2..8 blocks per row (very long rows): the
+ *               blocks' partials are exchanged through distributed shared
+ *               memory after one cluster barrier.
+ * Every thread of a group gets the same reduction result (same values,
+ * same order), so the blocks of a cluster agree bit for bit.
+ */
+#ifndef INFINIOP_CUDA_ROWS_CUH
+#define INFINIOP_CUDA_ROWS_CUH
+
+#include <cooperative_groups.h>
+
+#include "cuda/common.cuh"
+
+enum { RG_SUB = 0, RG_BLOCK = 1, RG_CLUSTER = 2 };
+
+/* Reductions per row at most (each has its own scratch, so no barrier is
+ * needed between them). */
+#define RG_MAX_RED 3
+
+struct RowGroup {
+    unsigned tid;  /* index of this thread in the row's group */
+    unsigned G;    /* threads in the group */
+    size_t row0;   /* first row */
+    size_t rstep;  /* rows between this group's rows */
+    unsigned mask; /* RG_SUB: the warp lanes of the group */
+    unsigned lanes;
+    unsigned cl;   /* RG_CLUSTER: blocks per row */
+};
+
+struct RowScratch {
+    float red[RG_MAX_RED][32];
+    float part[RG_MAX_RED];
+};
+
+template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
+    RowGroup g;
+    g.lanes = lanes;
+    g.mask = 0xffffffffu;
+    g.cl = 1;
+    if constexpr (MODE == RG_SUB) {
+        const unsigned rpb = blockDim.x / lanes;
+        g.tid = threadIdx.x & (lanes - 1);
+        g.G = lanes;
+        g.row0 = (size_t)blockIdx.x * rpb + threadIdx.x / lanes;
+        g.rstep = (size_t)gridDim.x * rpb;
+        if (lanes < 32) g.mask = ((1u << lanes) - 1u) << ((threadIdx.x & 31u) & ~(lanes - 1u));
+    } else if constexpr (MODE == RG_BLOCK) {
+        g.tid = threadIdx.x;
+        g.G = blockDim.x;
+        g.row0 = blockIdx.x;
+        g.rstep = gridDim.x;
+    } else {
+        namespace cg = cooperative_groups;
+        cg::cluster_group cluster = cg::this_cluster();
+        g.cl = cluster.num_blocks();
+        g.tid = cluster.block_rank() * blockDim.x + threadIdx.x;
+        g.G = blockDim.x * g.cl;
+        g.row0 = blockIdx.x / g.cl;
+        g.rstep = gridDim.x / g.cl;
+    }
+    return g;
+}
+
+/* Before the second and later rows of a group: the scratch of the last row
+ * may still be read by slower threads (blocks). */
+template <int MODE> __device__ __forceinline__ void row_next(const RowGroup &g, size_t r) {
+    if (r == g.row0) return;
+    if constexpr (MODE == RG_BLOCK) __syncthreads();
+    if constexpr (MODE == RG_CLUSTER) cooperative_groups::this_cluster().sync();
+}
+
+/* At the end of the kernel: no block of a cluster may exit while another
+ * may still read its shared memory. */
+template <int MODE> __device__ __forceinline__ void row_done() {
+    if constexpr (MODE == RG_CLUSTER) cooperative_groups::this_cluster().sync();
+}
+
+template <bool MAX> __device__ __forceinline__ float rg_op(float a, float b) { return MAX ? max_nan(a, b) : a + b; }
+
+/* Sum (MAX false) or NaN-keeping max (MAX true) of v over the row's group;
+ * slot: which scratch (0..RG_MAX_RED-1), distinct per reduction of a row. */
+template <int MODE, bool MAX>
+__device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratch *sc, int slot) {
+    const float id = MAX ? -INFINITY : 0.0f;
+    if constexpr (MODE == RG_SUB) {
+        for (unsigned o = g.lanes >> 1; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(g.mask, v, o));
+        return v;
+    } else {
+        const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+        if (lane == 0) sc->red[slot][warp] = v;
+        __syncthreads();
+        v = lane < nwarps ? sc->red[slot][lane] : id;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+        if constexpr (MODE == RG_CLUSTER) {
+            namespace cg = cooperative_groups;
+            cg::cluster_group cluster = cg::this_cluster();
+            if (threadIdx.x == 0) sc->part[slot] = v;
+            cluster.sync();
+            v = lane < g.cl ? *cluster.map_shared_rank(&sc->part[slot], lane) : id;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+        }
+        return v;
+    }
+}
+
+/* Launch one kernel of the register path (cluster dimension when
+ * reg_lanes == 0 and reg_cluster > 1). */
+template <typename... KArgs, typename... Args>
+static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan &p, cudaStream_t stream,
+                             Args... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(p.reg_grid);
+    cfg.blockDim = dim3(p.reg_threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    if (p.reg_lanes == 0 && p.reg_cluster > 1) {
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = p.reg_cluster;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+}
+
+/* Chooses and launches the kernel instance for the plan's items and group
+ * form: K<ITEMS, MODE>::launch(args...) is called. */
+template <template <int, int> class K, typename... Args>
+static cudaError_t rg_dispatch(const infiniopCudaRowPlan &p, Args... args) {
+    const int mode = p.reg_lanes ? RG_SUB : (p.reg_cluster > 1 ? RG_CLUSTER : RG_BLOCK);
+#define RG_CASE(I, M)                                                                                                  \
+    if (p.reg_items == I && mode == M) return K<I, M>::launch(args...);
+    RG_CASE(1, RG_SUB) RG_CASE(2, RG_SUB) RG_CASE(4, RG_SUB)
+    RG_CASE(1, RG_BLOCK) RG_CASE(2, RG_BLOCK) RG_CASE(4, RG_BLOCK)
+    RG_CASE(1, RG_CLUSTER) RG_CASE(2, RG_CLUSTER) RG_CASE(4, RG_CLUSTER)
+#undef RG_CASE
+    return cudaErrorInvalidConfiguration;
+}
+
+/* Launch bounds of a register-path kernel: 2 or 4 vectors per thread keep up to
+ * 512 threads a block (128 registers), 1 vector up to 1024. */
+#define RG_MAX_THREADS(ITEMS) ((ITEMS) >= 2 ? 512 : 1024)
+
+#endif /* INFINIOP_CUDA_ROWS_CUH */
