@@ -9,7 +9,7 @@ void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, con
     if (n == 0) return;
     size_t ntasks = bytes / INFINIOP_CPU_TASK_BYTES;
     if (ntasks > n) ntasks = n;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || ntasks < 2 || omp_get_max_threads() < 2) {
+    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || ntasks < 2 || omp_get_max_threads() < 2 || omp_in_parallel()) {
         fn(ctx, 0, n);
         return;
     }
