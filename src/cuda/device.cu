@@ -5,6 +5,8 @@
 #include "cuda/common.cuh"
 
 #include <mutex>
+#include <stdlib.h>
+#include <string.h>
 
 #define MAX_DEVICES 64
 
@@ -79,11 +81,30 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later);
  *  - longer still: off (the streaming kernel). */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
+/* Which shapes take the register path. Measured on an H200 (bench/NOTES.md,
+ * run 9): it wins on short rows (one vector a thread, several rows a warp)
+ * and on decode shapes (fewer rows than SMs), and lost to the shared-memory
+ * streaming kernel on long rows with many rows (2 blocks of 128-register
+ * threads a SM leave the load phase of one row unoverlapped with the
+ * reduction and stores of the next). INFINIOP_CUDA_REG=all takes it
+ * everywhere, =wide everywhere with 1 vector a thread first (benchmark
+ * variants); default: short rows and decode shapes only. */
+static int reg_policy(void) {
+    static int policy = -1;
+    if (policy < 0) {
+        const char *e = getenv("INFINIOP_CUDA_REG");
+        policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
+    }
+    return policy;
+}
+
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, infiniopCudaRowPlan *q) {
     q->reg_items = 0;
     if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
+    const int policy = reg_policy();
+    if (policy == 1 && nrows >= sms && vecs > 32) return; /* the streaming kernel */
     size_t blocks;
     if (vecs <= 128) {
         unsigned lanes = 1;
@@ -98,7 +119,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         q->reg_threads = threads;
         blocks = (nrows * lanes + threads - 1) / threads;
     } else {
-        const bool latency = nrows < sms;
+        const bool latency = nrows < sms || policy == 3;
         size_t items = 0, threads = 0;
         const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
         for (int i = 0; i < 3; ++i) {
