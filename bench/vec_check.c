@@ -84,7 +84,9 @@ INFINIOP_ALWAYS_INLINE void check_body(result_t *res, uint32_t step) {
  * (cpu.h's INFINIOP_CPU_PASS; bench/CMakeLists.txt): each pass defines
  * check_<isa>, pass 0 also main. */
 typedef void (*check_fn)(result_t *, uint32_t);
-#if INFINIOP_CPU_PASS == 2
+#if INFINIOP_CPU_PASS == 3
+#define CHECK_NAME check_avx512bf16
+#elif INFINIOP_CPU_PASS == 2
 #define CHECK_NAME check_avx512
 #elif INFINIOP_CPU_PASS == 1
 #define CHECK_NAME check_avx2
@@ -107,15 +109,17 @@ void CHECK_NAME(result_t *r, uint32_t step) {
 #ifdef INFINIOP_CPU_MULTI_ISA
 void check_avx2(result_t *r, uint32_t step);
 void check_avx512(result_t *r, uint32_t step);
+void check_avx512bf16(result_t *r, uint32_t step);
 #else
+#define check_avx512bf16 check_generic
 #define check_avx2 check_generic
 #define check_avx512 check_generic
 #endif
 
 int main(int argc, char **argv) {
     uint32_t step = argc > 1 && !strcmp(argv[1], "--quick") ? 61 : 1;
-    check_fn fns[3] = {check_generic, check_avx2, check_avx512};
-    const char *names[3] = {"generic", "avx2", "avx512"};
+    check_fn fns[4] = {check_generic, check_avx2, check_avx512, check_avx512bf16};
+    const char *names[4] = {"generic", "avx2", "avx512", "avx512bf16"};
     int fail = 0;
     for (int i = 0; i <= (int)infiniop_cpu_isa(); ++i) {
         for (int ftz = 0; ftz < 2; ++ftz) {

@@ -31,12 +31,14 @@ static infiniopCpuIsa detect(void) {
     if (isa == INFINIOP_ISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         isa = INFINIOP_ISA_AVX512;
+    if (isa == INFINIOP_ISA_AVX512 && __builtin_cpu_supports("avx512bf16")) isa = INFINIOP_ISA_AVX512BF16;
 #endif
     const char *cap = getenv("INFINIOP_CPU_ISA");
     if (cap) {
         infiniopCpuIsa c = !strcmp(cap, "generic") ? INFINIOP_ISA_GENERIC
                            : !strcmp(cap, "avx2")  ? INFINIOP_ISA_AVX2
-                                                   : INFINIOP_ISA_AVX512;
+                           : !strcmp(cap, "avx512") ? INFINIOP_ISA_AVX512
+                                                    : INFINIOP_ISA_AVX512BF16;
         if (c < isa) isa = c;
     }
     return isa;

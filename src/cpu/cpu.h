@@ -44,20 +44,23 @@ typedef enum {
     INFINIOP_ISA_GENERIC = 0, /* the compiler's baseline (SSE2 on x86-64) */
     INFINIOP_ISA_AVX2 = 1,    /* AVX2, FMA, F16C */
     INFINIOP_ISA_AVX512 = 2,  /* AVX-512 F, BW, DQ, VL (and the AVX2 set) */
+    INFINIOP_ISA_AVX512BF16 = 3, /* and AVX-512 BF16 */
 } infiniopCpuIsa;
 
 /* The best instruction set this CPU has, from CPUID, detected once. The
- * environment variable INFINIOP_CPU_ISA=generic|avx2|avx512 caps it (to
+ * environment variable INFINIOP_CPU_ISA=generic|avx2|avx512|avx512bf16 caps it (to
  * test every path on one machine). */
 infiniopCpuIsa infiniop_cpu_isa(void);
 
 /* Which compile of a kernel source this is: src/ops/<op>/cpu.c is compiled
  * once for the baseline (pass 0: it also holds the operator's entry point
  * and the table of kernels) and, on x86-64 with GCC or Clang, once more for
- * AVX2 (pass 1) and AVX-512 (pass 2) with those -m flags (the top-level
+ * AVX2 (pass 1), AVX-512 (pass 2) and AVX-512 + BF16 (pass 3) with those -m flags (the top-level
  * CMakeLists.txt), so each pass's vector code (cpu/vec.h) is native code
  * of its width. */
-#if defined(INFINIOP_CPU_PASS_avx512)
+#if defined(INFINIOP_CPU_PASS_avx512bf16)
+#define INFINIOP_CPU_PASS 3
+#elif defined(INFINIOP_CPU_PASS_avx512)
 #define INFINIOP_CPU_PASS 2
 #elif defined(INFINIOP_CPU_PASS_avx2)
 #define INFINIOP_CPU_PASS 1
@@ -66,11 +69,15 @@ infiniopCpuIsa infiniop_cpu_isa(void);
 #endif
 
 /* Define the kernel NAME (a name unique in the library), the always-inline
- * function BODY(ctx, i0, i1) compiled in this pass: NAME_avx512, NAME_avx2
- * or NAME_generic. In pass 0 it also defines `static const
- * infiniop_range_fn NAME[3]`, indexed by infiniopCpuIsa (the generic kernel
+ * function BODY(ctx, i0, i1) compiled in this pass: NAME_avx512bf16,
+ * NAME_avx512, NAME_avx2 or NAME_generic. In pass 0 it also defines `static
+ * const infiniop_range_fn NAME[4]`, indexed by infiniopCpuIsa (the generic kernel
  * where the build has no other passes). */
-#if INFINIOP_CPU_PASS == 2
+#if INFINIOP_CPU_PASS == 3
+#define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    void NAME##_avx512bf16(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                              \
+    void NAME##_avx512bf16(const void *ctx, size_t i0, size_t i1)
+#elif INFINIOP_CPU_PASS == 2
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
     void NAME##_avx512(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                                  \
     void NAME##_avx512(const void *ctx, size_t i0, size_t i1)
@@ -80,14 +87,15 @@ infiniopCpuIsa infiniop_cpu_isa(void);
     void NAME##_avx2(const void *ctx, size_t i0, size_t i1)
 #elif defined(INFINIOP_CPU_MULTI_ISA)
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
+    void NAME##_avx512bf16(const void *ctx, size_t i0, size_t i1);                                                     \
     void NAME##_avx512(const void *ctx, size_t i0, size_t i1);                                                         \
     void NAME##_avx2(const void *ctx, size_t i0, size_t i1);                                                           \
     static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
-    static const infiniop_range_fn NAME[3] = {NAME##_generic, NAME##_avx2, NAME##_avx512}
+    static const infiniop_range_fn NAME[4] = {NAME##_generic, NAME##_avx2, NAME##_avx512, NAME##_avx512bf16}
 #else
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
     static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
-    static const infiniop_range_fn NAME[3] = {NAME##_generic, NAME##_generic, NAME##_generic}
+    static const infiniop_range_fn NAME[4] = {NAME##_generic, NAME##_generic, NAME##_generic, NAME##_generic}
 #endif
 
 /* Load element i of an F16, BF16 or F32 array as float. With a constant

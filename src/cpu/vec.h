@@ -18,8 +18,10 @@
  * FTZ/DAZ say: F16C's vcvtph2ps / vcvtps2ph (imm 0: nearest even; they
  * ignore FTZ, and DAZ only zeroes float32 subnormals, which round to a
  * signed zero half anyway) where the target has it, else lane-wise bit
- * operations; bf16 by bit operations everywhere (AVX-512 BF16's
- * vcvtneps2bf16 flushes float32 subnormals to zero; dtype.h keeps them).
+ * operations; bf16 -> float32 by a shift; float32 -> bf16 by AVX-512 BF16's
+ * vcvtneps2bf16 where present (pass 3), except for vectors holding a
+ * float32 subnormal (it flushes them; dtype.h keeps them), which take the
+ * lane-wise bit operations used everywhere else.
  * bench/vec_check.c checks all of it exhaustively on each instruction set.
  */
 #ifndef INFINIOP_CPU_VEC_H
@@ -108,11 +110,23 @@ INFINIOP_ALWAYS_INLINE float v_hmax(vf v) {
 /* ------------------------------------------------------------ conversions */
 INFINIOP_ALWAYS_INLINE vf v_from_bf16(vh h) { return (vf)(__builtin_convertvector(h, vu) << 16); }
 
-INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
+INFINIOP_ALWAYS_INLINE vh v_to_bf16_bits(vf f) {
     vu u = (vu)f;
     vi nan = (vi)((u & 0x7fffffffu) > 0x7f800000u);
     vu r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; /* round to nearest even */
     return __builtin_convertvector(v_selu(nan, (u >> 16) | 0x40u, r), vh);
+}
+INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
+#if defined(__AVX512BF16__) && VL == 16
+    /* vcvtneps2bf16: nearest even whatever MXCSR says, NaN -> (u >> 16) |
+     * 0x40 as above; only float32 subnormals differ (it flushes them to a
+     * signed zero): a vector holding one takes the bit operations. */
+    vu a = (vu)f & 0x7fffffffu; /* subnormal: 0 < a < 2^23 (integer test: vfpclassps obeys DAZ) */
+    if (__builtin_expect(v_any((vi)(a - 1u < 0x7fffffu)), 0)) return v_to_bf16_bits(f);
+    return (vh)__builtin_ia32_cvtneps2bf16_v16sf(f);
+#else
+    return v_to_bf16_bits(f);
+#endif
 }
 
 INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
