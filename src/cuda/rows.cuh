@@ -20,6 +20,14 @@
 
 #include <cooperative_groups.h>
 
+/* Thread-block clusters exist from sm_90 on; the sm_80 pass compiles the
+ * cluster branches to a trap (the planner never picks them below 9.0). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define RG_HAS_CLUSTERS 1
+#else
+#define RG_HAS_CLUSTERS 0
+#endif
+
 #include "cuda/common.cuh"
 
 enum { RG_SUB = 0, RG_BLOCK = 1, RG_CLUSTER = 2 };
@@ -61,6 +69,7 @@ template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes
         g.row0 = blockIdx.x;
         g.rstep = gridDim.x;
     } else {
+#if RG_HAS_CLUSTERS
         namespace cg = cooperative_groups;
         cg::cluster_group cluster = cg::this_cluster();
         g.cl = cluster.num_blocks();
@@ -68,6 +77,9 @@ template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes
         g.G = blockDim.x * g.cl;
         g.row0 = blockIdx.x / g.cl;
         g.rstep = gridDim.x / g.cl;
+#else
+        __trap();
+#endif
     }
     return g;
 }
@@ -77,13 +89,17 @@ template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes
 template <int MODE> __device__ __forceinline__ void row_next(const RowGroup &g, size_t r) {
     if (r == g.row0) return;
     if constexpr (MODE == RG_BLOCK) __syncthreads();
+#if RG_HAS_CLUSTERS
     if constexpr (MODE == RG_CLUSTER) cooperative_groups::this_cluster().sync();
+#endif
 }
 
 /* At the end of the kernel: no block of a cluster may exit while another
  * may still read its shared memory. */
 template <int MODE> __device__ __forceinline__ void row_done() {
+#if RG_HAS_CLUSTERS
     if constexpr (MODE == RG_CLUSTER) cooperative_groups::this_cluster().sync();
+#endif
 }
 
 template <bool MAX> __device__ __forceinline__ float rg_op(float a, float b) { return MAX ? max_nan(a, b) : a + b; }
@@ -105,6 +121,7 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
         v = lane < nwarps ? sc->red[slot][lane] : id;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+#if RG_HAS_CLUSTERS
         if constexpr (MODE == RG_CLUSTER) {
             namespace cg = cooperative_groups;
             cg::cluster_group cluster = cg::this_cluster();
@@ -114,6 +131,7 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
         }
+#endif
         return v;
     }
 }
