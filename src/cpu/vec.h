@@ -30,6 +30,15 @@
 #include "cpu/cpu.h"
 
 #include <string.h>
+#if defined(__x86_64__)
+/* Intrinsics, not compiler builtins: GCC and clang both build this file.
+ * The intrinsics headers name parameters __C, which infinicore.h defines as
+ * a macro (as InfiniOP's header does): hide it while they are read. */
+#pragma push_macro("__C")
+#undef __C
+#include <immintrin.h>
+#pragma pop_macro("__C")
+#endif
 
 /* Vector arguments of static always-inline helpers never reach an ABI
  * boundary; silence GCC's notes about AVX vector ABI changes. */
@@ -78,9 +87,9 @@ INFINIOP_ALWAYS_INLINE vi v_first(size_t n) {
 /* Any lane of the mask m true. */
 INFINIOP_ALWAYS_INLINE bool v_any(vi m) {
 #if defined(__AVX512F__) && VL == 16
-    return __builtin_ia32_ptestmd512(m, m, (unsigned short)0xffff) != 0;
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
 #elif defined(__AVX__) && VL == 8
-    return !__builtin_ia32_ptestz256((vq)m, (vq)m);
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m);
 #else
     uint32_t acc = 0;
     for (int l = 0; l < VL; ++l) acc |= (uint32_t)m[l];
@@ -123,7 +132,7 @@ INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
      * signed zero): a vector holding one takes the bit operations. */
     vu a = (vu)f & 0x7fffffffu; /* subnormal: 0 < a < 2^23 (integer test: vfpclassps obeys DAZ) */
     if (__builtin_expect(v_any((vi)(a - 1u < 0x7fffffu)), 0)) return v_to_bf16_bits(f);
-    return (vh)__builtin_ia32_cvtneps2bf16_v16sf(f);
+    return (vh)_mm512_cvtneps_pbh((__m512)f);
 #else
     return v_to_bf16_bits(f);
 #endif
@@ -132,9 +141,9 @@ INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
 INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
 #if defined(__F16C__) && (VL == 8 || defined(__AVX512F__))
 #if VL == 16
-    vf r = __builtin_ia32_vcvtph2ps512_mask((vhs)h, (vf){0}, (unsigned short)0xffff, 4 /* current rounding: exact */);
+    vf r = (vf)_mm512_cvtph_ps((__m256i)h); /* exact */
 #else
-    vf r = __builtin_ia32_vcvtph2ps256((vhs)h);
+    vf r = (vf)_mm256_cvtph_ps((__m128i)h);
 #endif
     /* vcvtph2ps quiets signalling NaNs (sets mantissa bit 22); dtype.h
      * keeps the payload as it is: bit 22 from the half's bit 9 */
@@ -153,10 +162,9 @@ INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
 
 INFINIOP_ALWAYS_INLINE vh v_to_f16(vf f) {
 #if defined(__AVX512F__) && VL == 16
-    return (vh)__builtin_ia32_vcvtps2ph512_mask(f, 0x08 /* nearest even, no exceptions */, (vhs){0},
-                                                (unsigned short)0xffff);
+    return (vh)_mm512_cvtps_ph((__m512)f, 0x08 /* nearest even, no exceptions */);
 #elif defined(__F16C__) && VL == 8
-    return (vh)__builtin_ia32_vcvtps2ph256(f, 0x08 /* nearest even */);
+    return (vh)_mm256_cvtps_ph((__m256)f, 0x08 /* nearest even */);
 #else
     vu u = (vu)f;
     vu sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
@@ -196,27 +204,26 @@ INFINIOP_ALWAYS_INLINE void v_store(void *p, infiniDtype_t t, vf v) {
  * stored size takes a normal store. After a kernel's streaming stores:
  * v_stream_fence(). */
 INFINIOP_ALWAYS_INLINE void v_stream(void *p, infiniDtype_t t, vf v) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) /* clang lacks some of these builtins */
+#if defined(__x86_64__)
     if (t == INFINI_DTYPE_F32) {
         if (((uintptr_t)p & (sizeof(vf) - 1)) == 0) {
 #if VL == 16
-            __builtin_ia32_movntdq512((vq *)p, (vq)v);
+            _mm512_stream_si512((void *)p, (__m512i)v);
 #elif defined(__AVX__)
-            __builtin_ia32_movntdq256((vq *)p, (vq)v);
+            _mm256_stream_si256((__m256i *)p, (__m256i)v);
 #else
-            typedef long long v2q __attribute__((vector_size(16)));
-            v2q lo = {((vq)v)[0], ((vq)v)[1]}, hi = {((vq)v)[2], ((vq)v)[3]};
-            __builtin_ia32_movntdq((v2q *)p, lo);
-            __builtin_ia32_movntdq((v2q *)p + 1, hi);
+            __m128i lo = _mm_set_epi64x(((vq)v)[1], ((vq)v)[0]), hi = _mm_set_epi64x(((vq)v)[3], ((vq)v)[2]);
+            _mm_stream_si128((__m128i *)p, lo);
+            _mm_stream_si128((__m128i *)p + 1, hi);
 #endif
             return;
         }
     } else if (((uintptr_t)p & (sizeof(vh) - 1)) == 0) {
         vh h = t == INFINI_DTYPE_F16 ? v_to_f16(v) : v_to_bf16(v);
 #if VL == 16
-        __builtin_ia32_movntdq256((vhq *)p, (vhq)h);
+        _mm256_stream_si256((__m256i *)p, (__m256i)h);
 #else
-        __builtin_ia32_movntdq((vhq *)p, (vhq)h);
+        _mm_stream_si128((__m128i *)p, (__m128i)h);
 #endif
         return;
     }
@@ -224,8 +231,8 @@ INFINIOP_ALWAYS_INLINE void v_stream(void *p, infiniDtype_t t, vf v) {
     v_store(p, t, v);
 }
 INFINIOP_ALWAYS_INLINE void v_stream_fence(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_ia32_sfence();
+#if defined(__x86_64__)
+    _mm_sfence();
 #endif
 }
 /* Store through v_stream when stream is set, else v_store. */
