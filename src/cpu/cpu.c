@@ -22,24 +22,43 @@ void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, con
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+/* XCR0: which register states the operating system saves. */
+static uint64_t xgetbv0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+/* The widest kernel set this CPU and OS can run, from CPUID directly
+ * (compilers disagree on the feature names __builtin_cpu_supports knows). */
 static infiniopCpuIsa detect(void) {
     infiniopCpuIsa isa = INFINIOP_ISA_GENERIC;
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-        isa = INFINIOP_ISA_AVX2;
-    if (isa == INFINIOP_ISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        isa = INFINIOP_ISA_AVX512;
-    if (isa == INFINIOP_ISA_AVX512 && __builtin_cpu_supports("avx512bf16")) isa = INFINIOP_ISA_AVX512BF16;
+#if defined(__x86_64__) && defined(__GNUC__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return isa;
+    bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!osxsave || !avx) return isa;
+    uint64_t xcr0 = xgetbv0();
+    bool os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = (xcr0 & 0xe6) == 0xe6;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return isa;
+    bool avx2 = b & (1u << 5), avx512f = b & (1u << 16), avx512dq = b & (1u << 17), avx512bw = b & (1u << 30),
+         avx512vl = b & (1u << 31);
+    unsigned a1 = 0, b1, c1, d1;
+    bool bf16 = a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 5));
+    if (os_avx && avx2 && fma && f16c) isa = INFINIOP_ISA_AVX2;
+    if (isa == INFINIOP_ISA_AVX2 && os_avx512 && avx512f && avx512dq && avx512bw && avx512vl) isa = INFINIOP_ISA_AVX512;
+    if (isa == INFINIOP_ISA_AVX512 && bf16) isa = INFINIOP_ISA_AVX512BF16;
 #endif
     const char *cap = getenv("INFINIOP_CPU_ISA");
     if (cap) {
-        infiniopCpuIsa c = !strcmp(cap, "generic") ? INFINIOP_ISA_GENERIC
+        infiniopCpuIsa want = !strcmp(cap, "generic") ? INFINIOP_ISA_GENERIC
                            : !strcmp(cap, "avx2")  ? INFINIOP_ISA_AVX2
                            : !strcmp(cap, "avx512") ? INFINIOP_ISA_AVX512
                                                     : INFINIOP_ISA_AVX512BF16;
-        if (c < isa) isa = c;
+        if (want < isa) isa = want;
     }
     return isa;
 }
