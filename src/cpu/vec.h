@@ -97,6 +97,16 @@ INFINIOP_ALWAYS_INLINE bool v_any(vi m) {
 #endif
 }
 
+/* Any lane of a greater than c (unsigned): one compare into a mask
+ * register on AVX-512 (GCC's vector compare goes through a vector). */
+INFINIOP_ALWAYS_INLINE bool v_any_gtu(vu a, uint32_t c) {
+#if defined(__AVX512F__) && VL == 16
+    return _mm512_cmpgt_epu32_mask((__m512i)a, _mm512_set1_epi32((int)c)) != 0;
+#else
+    return v_any((vi)(a > c));
+#endif
+}
+
 /* Sum of the VW lanes of acc[0..VN-1] (elements j + l of each step in lane
  * l), as a fixed pairwise tree: lanes l and l + 8 first, then l and l + 4,
  * then (0 + 2) + (1 + 3). The same on every instruction set. */
@@ -117,7 +127,15 @@ INFINIOP_ALWAYS_INLINE float v_hmax(vf v) {
 }
 
 /* ------------------------------------------------------------ conversions */
-INFINIOP_ALWAYS_INLINE vf v_from_bf16(vh h) { return (vf)(__builtin_convertvector(h, vu) << 16); }
+INFINIOP_ALWAYS_INLINE vf v_from_bf16(vh h) {
+#if defined(__AVX512F__) && VL == 16
+    return (vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)h), 16); /* one vpmovzxwd (GCC's convertvector: four shuffles) */
+#elif defined(__AVX2__) && VL == 8
+    return (vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)h), 16);
+#else
+    return (vf)(__builtin_convertvector(h, vu) << 16);
+#endif
+}
 
 INFINIOP_ALWAYS_INLINE vh v_to_bf16_bits(vf f) {
     vu u = (vu)f;
@@ -130,8 +148,14 @@ INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
     /* vcvtneps2bf16: nearest even whatever MXCSR says, NaN -> (u >> 16) |
      * 0x40 as above; only float32 subnormals differ (it flushes them to a
      * signed zero): a vector holding one takes the bit operations. */
-    vu a = (vu)f & 0x7fffffffu; /* subnormal: 0 < a < 2^23 (integer test: vfpclassps obeys DAZ) */
-    if (__builtin_expect(v_any((vi)(a - 1u < 0x7fffffu)), 0)) return v_to_bf16_bits(f);
+    /* lanes with a zero exponent field (zero or subnormal): one vptestnmd;
+     * only then the exact subnormal test (an integer test: vfpclassps obeys DAZ) */
+    __mmask16 z = _mm512_testn_epi32_mask((__m512i)f, _mm512_set1_epi32(0x7f800000));
+    if (__builtin_expect(z != 0, 0)) {
+        __m512i a = _mm512_and_si512((__m512i)f, _mm512_set1_epi32(0x7fffffff));
+        if (_mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7fffff)))
+            return v_to_bf16_bits(f);
+    }
     return (vh)_mm512_cvtneps_pbh((__m512)f);
 #else
     return v_to_bf16_bits(f);
@@ -146,8 +170,16 @@ INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
     vf r = (vf)_mm256_cvtph_ps((__m128i)h);
 #endif
     /* vcvtph2ps quiets signalling NaNs (sets mantissa bit 22); dtype.h
-     * keeps the payload as it is: bit 22 from the half's bit 9 */
-    vu q = ((vu)r & ~0x400000u) | ((__builtin_convertvector(h, vu) << 13) & 0x400000u);
+     * keeps the payload as it is: bit 22 from the half's bit 9 (vectors
+     * holding a NaN only: the test is one compare) */
+#if VL == 16
+    if (__builtin_expect(_mm512_cmp_ps_mask((__m512)r, (__m512)r, _CMP_UNORD_Q) == 0, 1)) return r;
+    vu hw = (vu)_mm512_cvtepu16_epi32((__m256i)h);
+#else
+    if (__builtin_expect(_mm256_movemask_ps(_mm256_cmp_ps((__m256)r, (__m256)r, _CMP_UNORD_Q)) == 0, 1)) return r;
+    vu hw = (vu)_mm256_cvtepu16_epi32((__m128i)h);
+#endif
+    vu q = ((vu)r & ~0x400000u) | ((hw << 13) & 0x400000u);
     return v_sel(r != r, (vf)q, r);
 #else
     vu w = __builtin_convertvector(h, vu);
@@ -268,23 +300,81 @@ INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t 
 #define V_AT(p, t, j) ((char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
 #define V_CAT(p, t, j) ((const char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
 
+/* ------------------------------------------------------------ fused multiply-add */
+/* V_FMA: the target has FMA (the AVX2 and AVX-512 passes). v_fma(a, b, c) =
+ * a * b + c, rounded once there; elsewhere two roundings (only the
+ * approximations below use it, each with its bound for both forms). */
+#if defined(__FMA__) && (VL == 8 || defined(__AVX512F__))
+#define V_FMA 1
+#else
+#define V_FMA 0
+#endif
+INFINIOP_ALWAYS_INLINE vf v_fma(vf a, vf b, vf c) {
+#if V_FMA && VL == 16
+    return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif V_FMA
+    return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+    return a * b + c;
+#endif
+}
+
 /* ------------------------------------------------------------ exp */
-/* e^x for x <= 0 (any such float, -inf included; x > 0 is not allowed).
- * Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (ln2 split in two so that
- * n * ln2_hi is exact), Cephes' degree-7 minimax polynomial for e^r, and
- * the scaling by 2^n as a float multiply (gradual underflow). Results below
- * the smallest normal float (x < -87.3365 = ln 2^-126) are returned as 0: an absolute
- * error under 2^-126.
+/* e^x for x <= 0 (any such float, -inf included; x > 0 is not allowed);
+ * NaN in gives NaN out. Reduction x = n ln2 + r, |r| <= ln2/2 (ln2 split
+ * in two so that n * ln2_hi is exact), a polynomial for e^r, and the
+ * scaling by 2^n.
+ *  - FMA passes (AVX2, AVX-512): FMA in the reduction and a degree-6
+ *    polynomial 1 + r + c2 r^2 + ... + c6 r^6 (a relative minimax fit,
+ *    2^-28.9 before rounding its coefficients to float) by Horner's rule
+ *    in FMAs. AVX-512 scales by vscalefps, so results below the smallest
+ *    normal float are the correctly scaled subnormals (one rounding);
+ *    AVX2 returns 0 below it, as the generic pass.
+ *  - generic pass: Cephes' polynomial 1 + r + r^2 P(r), P of degree 5, no
+ *    FMA; results below the smallest normal float (x < -87.3365 =
+ *    ln 2^-126) are 0: an absolute error under 2^-126.
  * Error bound, measured against the correctly rounded e^x over every
- * float32 in [-87.3365, 0] (bench/vec_check.c): at most 1 ulp (max 0.982 ulp
- * before the final rounding, no FMA); NaN in gives NaN out. */
+ * float32 in [-87.3365, 0] (bench/vec_check.c): generic 0.961 ulp (every
+ * 61st float32; 0.982 over all), FMA passes 1.017 ulp (the degree-6 fit
+ * trades 2 operations for it); below -87.3365 an absolute error under
+ * 2^-126 on every pass. */
+#define V_EXP_C6 0.0013843810884281993f
+#define V_EXP_C5 0.008374202065169811f
+#define V_EXP_C4 0.04166800156235695f
+#define V_EXP_C3 0.16666430234909058f
+#define V_EXP_C2 0.4999999403953552f
 INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+#if V_FMA && VL == 16
+    /* below -104, e^x rounds to 0 (< 2^-150); vmaxps keeps a NaN x (its second operand) */
+    __m512 xv = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
+    __m512 t = _mm512_fmadd_ps(xv, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter));
+    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_hi), xv);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_lo), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(V_EXP_C6), r, _mm512_set1_ps(V_EXP_C5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return (vf)_mm512_scalef_ps(p, n); /* p 2^n, n >= -150: gradual underflow, one rounding */
+#else
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */
     x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
     vf t = x * log2e + shifter;
     vf n = t - shifter;
+#if V_FMA
+    vf r = v_fma(-n, v_splat(ln2_hi), x);
+    r = v_fma(-n, v_splat(ln2_lo), r);
+    vf p = v_fma(v_splat(V_EXP_C6), r, v_splat(V_EXP_C5));
+    p = v_fma(p, r, v_splat(V_EXP_C4));
+    p = v_fma(p, r, v_splat(V_EXP_C3));
+    p = v_fma(p, r, v_splat(V_EXP_C2));
+    p = v_fma(p, r, v_splat(1.0f));
+    p = v_fma(p, r, v_splat(1.0f));
+#else
     vf r = (x - n * ln2_hi) - n * ln2_lo;
     vf p = v_splat(1.9875691500e-4f);
     p = p * r + 1.3981999507e-3f;
@@ -293,8 +383,91 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = (p * (r * r) + r) + 1.0f;
+#endif
     vf scale = (vf)(((vu)t - 0x4b400000u + 127u) << 23); /* 2^n, n >= -126 */
     return v_sel(underflow, v_splat(0.0f), p * scale);
+#endif
+}
+
+/* ------------------------------------------------------------ division */
+/* n / d, approximately: on AVX-512, n times the hardware estimate of 1 / d
+ * (vrcp14ps, 2^-14 relative) after one Newton step y + y (1 - d y): about
+ * 2^-28 relative before the final roundings. Elsewhere the division (AVX2's
+ * vrcpps estimate, 1.5 * 2^-12, leaves 2^-22.8 after a Newton step: silu
+ * measured 4.3 ulp, beyond the tests' 4). For d in [1, 2^64) (the
+ * silu/sigmoid denominators); bench/vec_check.c measures silu/sigmoid. */
+INFINIOP_ALWAYS_INLINE vf v_div_approx(vf n, vf d) {
+#if V_FMA && VL == 16
+    vf y = (vf)_mm512_rcp14_ps((__m512)d);
+    y = v_fma(v_fma(-d, y, v_splat(1.0f)), y, y);
+    return n * y;
+#else
+    return n / d;
+#endif
+}
+
+/* Correctly rounded division by a row constant: d / b for every lane, equal
+ * bit for bit to the division, without a vector division on FMA targets.
+ * y = RN(1 / b) is computed once per row (v_div_setup); then
+ *   q = RN(d y);  r = d - q b (exact, by one FMA);  q' = RN(q + r y)
+ * is the correctly rounded d / b (Markstein's theorem: y within half an
+ * ulp of 1/b, q within one ulp of d/b, no underflow or overflow on the
+ * way). The conditions are checked: b must be normal with 2^-40 <= |b| <=
+ * 2^40 (else the row divides), and a vector with any lane outside
+ * 2^-80 <= |d| <= 2^80 (other than d = +-0: q' is then a zero, given q's
+ * sign) divides; so |q| stays in [2^-120, 2^120] and the residual's
+ * exponent at or above -103 (exact in float32). bench/vec_check.c compares
+ * it with the division on random and edge inputs. */
+typedef struct {
+    vf b, y;
+    bool fast; /* Markstein's correction applies to this divisor */
+} v_div_t;
+INFINIOP_ALWAYS_INLINE v_div_t v_div_setup(float b) {
+    float a = b < 0.0f ? -b : b;
+    v_div_t dv = {v_splat(b), v_splat(1.0f / b), V_FMA && a >= 0x1p-40f && a <= 0x1p40f};
+    return dv;
+}
+INFINIOP_ALWAYS_INLINE vf v_div(vf d, v_div_t dv) {
+#if V_FMA
+    if (__builtin_expect(dv.fast, 1)) {
+        /* lanes outside [2^-80, 2^80] and not zero; unsigned wrap-around
+         * puts a = 0 far above the range, the nonzero test takes it back */
+#if VL == 16
+        __m512i a = _mm512_and_si512((__m512i)d, _mm512_set1_epi32(0x7fffffff));
+        __mmask16 bad = _mm512_mask_cmpgt_epu32_mask(_mm512_test_epi32_mask(a, a),
+                                                     _mm512_sub_epi32(a, _mm512_set1_epi32(0x17800000)),
+                                                     _mm512_set1_epi32(0x67800000 - 0x17800000));
+        if (__builtin_expect(bad == 0, 1)) {
+#else
+        vu a = (vu)d & 0x7fffffffu;
+        vi bad = (vi)(a - 0x17800000u > 0x67800000u - 0x17800000u) & (vi)(a != 0u);
+        if (__builtin_expect(!v_any(bad), 1)) {
+#endif
+            vf q = d * dv.y;
+            vf r = v_fma(-q, dv.b, d);
+            vf q1 = v_fma(r, dv.y, q);
+            return (vf)((vu)q1 | ((vu)q & 0x80000000u)); /* a zero takes q's sign */
+        }
+    }
+#endif
+    return d / dv.b;
+}
+
+/* ------------------------------------------------------------ sigmoid, silu */
+/* sigmoid(x) = (x >= 0 ? 1 : e) / (1 + e), e = e^-|x| (no overflow, and
+ * the tiny results of large negative x keep their relative accuracy);
+ * the division by v_div_approx. Any x: +-inf and NaN give 1, 0 and NaN;
+ * x below -87.3 gives e^x to within 2^-126 (0 or a subnormal). */
+INFINIOP_ALWAYS_INLINE vf v_sigmoid(vf x) {
+    vf e = v_exp_neg((vf)((vu)x | 0x80000000u)); /* e^-|x| */
+    return v_div_approx(v_sel(x >= 0.0f, v_splat(1.0f), e), 1.0f + e);
+}
+/* silu(x) = (x >= 0 ? x : x e) / (1 + e), e = e^-|x|, for |x| <= 80 only
+ * (beyond, x e^-|x| nears the subnormal range: the callers take a scalar
+ * formula that keeps it accurate). */
+INFINIOP_ALWAYS_INLINE vf v_silu(vf x) {
+    vf e = v_exp_neg((vf)((vu)x | 0x80000000u));
+    return v_div_approx(v_sel(x >= 0.0f, x, x * e), 1.0f + e);
 }
 
 #endif /* INFINIOP_CPU_VEC_H */

@@ -88,11 +88,13 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
         total += v_hsum_w(acc);
     }
     float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
+    bool stream = c->stream; /* locals: the stores may alias *c for the compiler */
+    const char *w = c->w;
     size_t j = 0;
     for (; j + VL <= D; j += VL) {
         vf v = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
-        v_put(V_AT(p.res, at, j), at, v, c->stream);
-        v_put(V_AT(p.y, at, j), at, v * scale * v_load(V_CAT(c->w, wt, j), wt), c->stream);
+        v_put(V_AT(p.res, at, j), at, v, stream);
+        v_put(V_AT(p.y, at, j), at, v * scale * v_load(V_CAT(w, wt, j), wt), stream);
     }
     if (j < D) {
         size_t n = D - j;

@@ -112,14 +112,15 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
         total += v_hsum_w(acc);
     }
 
+    v_div_t dv = v_div_setup(total); /* e / total, correctly rounded */
     for (j = 0; j + VL <= n; j += VL) {
         vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
-        v_put(V_AT(yr, t, j), t, v / total, stream);
+        v_put(V_AT(yr, t, j), t, v_div(v, dv), stream);
     }
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
         vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg(v_load_n(V_CAT(xr, t, j), t, k) - m);
-        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v / total, v_splat(0.0f)), w);
+        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v_div(v, dv), v_splat(0.0f)), w);
         j += w;
     }
     for (; j + VL <= T; j += VL) v_put(V_AT(yr, t, j), t, v_splat(0.0f), stream);

@@ -120,19 +120,21 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
+    v_div_t dv = v_div_setup(sd); /* (x - mean) / sd, correctly rounded */
+    bool bias = info->has_bias;
     size_t j = 0;
     for (; j + VL <= D; j += VL) {
-        vf v = (v_load(V_CAT(x, t, j), t) - mean) / sd;
+        vf v = v_div(v_load(V_CAT(x, t, j), t) - mean, dv);
         vf res = v * v_load(V_CAT(w, t, j), t);
-        if (info->has_bias) res += v_load(V_CAT(b, t, j), t);
+        if (bias) res += v_load(V_CAT(b, t, j), t);
         v_put(V_AT(z, t, j), t, v, stream);
         v_put(V_AT(o, t, j), t, res, stream);
     }
     if (j < D) {
         size_t n = D - j;
-        vf v = (v_load_n(V_CAT(x, t, j), t, n) - mean) / sd;
+        vf v = v_div(v_load_n(V_CAT(x, t, j), t, n) - mean, dv);
         vf res = v * v_load_n(V_CAT(w, t, j), t, n);
-        if (info->has_bias) res += v_load_n(V_CAT(b, t, j), t, n);
+        if (bias) res += v_load_n(V_CAT(b, t, j), t, n);
         v_store_n(V_AT(z, t, j), t, v, n);
         v_store_n(V_AT(o, t, j), t, res, n);
     }
