@@ -73,7 +73,14 @@ INFINIOP_ALWAYS_INLINE vf v_splat(float x) { return (vf){0} + x; }
 /* Lane-wise select: m lanes are all-ones (true) or zero, as comparisons give. */
 INFINIOP_ALWAYS_INLINE vf v_sel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
 INFINIOP_ALWAYS_INLINE vu v_selu(vi m, vu a, vu b) { return (a & (vu)m) | (b & ~(vu)m); }
-INFINIOP_ALWAYS_INLINE vf v_max(vf a, vf b) { return v_sel(a > b, a, b); }
+/* max(a, b); a NaN a gives b (as vmaxps does). */
+INFINIOP_ALWAYS_INLINE vf v_max(vf a, vf b) {
+#if defined(__AVX512F__) && VL == 16
+    return (vf)_mm512_max_ps((__m512)a, (__m512)b);
+#else
+    return v_sel(a > b, a, b);
+#endif
+}
 INFINIOP_ALWAYS_INLINE vf v_abs(vf a) { return (vf)((vu)a & 0x7fffffffu); }
 /* Lanes 0..n-1 true. */
 INFINIOP_ALWAYS_INLINE vi v_first(size_t n) {
@@ -452,22 +459,106 @@ INFINIOP_ALWAYS_INLINE vf v_div(vf d, v_div_t dv) {
 #endif
     return d / dv.b;
 }
+/* v_div for d in [0, 1] or NaN (softmax's e^(x - max)): only lanes in
+ * (0, 2^-80) need the division. */
+INFINIOP_ALWAYS_INLINE vf v_div_unit(vf d, v_div_t dv) {
+#if V_FMA
+    if (__builtin_expect(dv.fast, 1)) {
+#if VL == 16
+        bool bad = _mm512_cmplt_epu32_mask(_mm512_sub_epi32((__m512i)d, _mm512_set1_epi32(1)),
+                                           _mm512_set1_epi32(0x17800000 - 1)) != 0;
+#else
+        bool bad = v_any((vi)((vu)d - 1u < 0x17800000u - 1u));
+#endif
+        if (__builtin_expect(!bad, 1)) {
+            vf q = d * dv.y;
+            return v_fma(v_fma(-q, dv.b, d), dv.y, q); /* d >= 0: q' is +0 or positive, as d / b */
+        }
+    }
+#endif
+    return d / dv.b;
+}
+/* Store VL zeros (any dtype: all bits zero). */
+INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
+    if (t == INFINI_DTYPE_F32) v_put(p, t, v_splat(0.0f), stream);
+#if defined(__x86_64__)
+    else if (stream && ((uintptr_t)p & (sizeof(vh) - 1)) == 0) {
+#if VL == 16
+        _mm256_stream_si256((__m256i *)p, _mm256_setzero_si256());
+#else
+        _mm_stream_si128((__m128i *)p, _mm_setzero_si128());
+#endif
+    }
+#endif
+    else memset(p, 0, sizeof(vh));
+}
 
 /* ------------------------------------------------------------ sigmoid, silu */
-/* sigmoid(x) = (x >= 0 ? 1 : e) / (1 + e), e = e^-|x| (no overflow, and
- * the tiny results of large negative x keep their relative accuracy);
- * the division by v_div_approx. Any x: +-inf and NaN give 1, 0 and NaN;
- * x below -87.3 gives e^x to within 2^-126 (0 or a subnormal). */
+#if V_FMA && VL == 16
+/* AVX-512: e^-x for x clamped to [-88.7, 104] (e^88.7 < FLT_MAX: 1 + e
+ * stays finite; above 104 it is 0), NaN kept: v_exp_neg's steps on -x,
+ * the negation folded into the FMAs. */
+INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x) {
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const float shifter = 12582912.0f;
+    x = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_max_ps(_mm512_set1_ps(-88.7f), x)); /* NaN: the second operand */
+    __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter)); /* -x log2e, rounded to n */
+    __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
+    __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(ln2_hi), x); /* -x - n ln2_hi, exact */
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_lo), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(V_EXP_C6), r, _mm512_set1_ps(V_EXP_C5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+/* 1 / (1 + e^-x) by vrcp14ps and one Newton step. */
+INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x) {
+    __m512 d = _mm512_add_ps(v_exp_minus_512(x), _mm512_set1_ps(1.0f));
+    __m512 y = _mm512_rcp14_ps(d);
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y, y);
+}
+#endif
+
+/* sigmoid(x), any x: +-inf and NaN give 1, 0 and NaN; below -87.3 the
+ * result is within 2^-126 of e^x (0 or a subnormal).
+ *  - AVX-512: 1 / (1 + e^-x), x clamped to [-88.7, 104], the division
+ *    by vrcp14ps and a Newton step (v_exp_minus_512);
+ *  - elsewhere: (x >= 0 ? 1 : e) / (1 + e), e = e^-|x|, by
+ *    v_exp_neg and v_div_approx. */
 INFINIOP_ALWAYS_INLINE vf v_sigmoid(vf x) {
+#if V_FMA && VL == 16
+    return (vf)v_sigmoid_512((__m512)x);
+#else
     vf e = v_exp_neg((vf)((vu)x | 0x80000000u)); /* e^-|x| */
     return v_div_approx(v_sel(x >= 0.0f, v_splat(1.0f), e), 1.0f + e);
+#endif
 }
-/* silu(x) = (x >= 0 ? x : x e) / (1 + e), e = e^-|x|, for |x| <= 80 only
- * (beyond, x e^-|x| nears the subnormal range: the callers take a scalar
- * formula that keeps it accurate). */
+/* silu(x) = x sigmoid(x), for x >= -85 only (not NaN; below, x e^x nears
+ * the subnormal range: the callers take a scalar formula that keeps it
+ * accurate, V_SILU_FAST tells which vectors may come here);
+ * AVX-512: x / (1 + e^-x) as above; elsewhere (x >= 0 ? x : x e) / (1 + e),
+ * e = e^-|x|, for |x| <= 80. */
+#if V_FMA && VL == 16
+#define V_SILU_LIMIT 85.0f
+INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane x >= -85 */
+    return _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(-V_SILU_LIMIT), _CMP_NGE_UQ) == 0;
+}
+#else
+#define V_SILU_LIMIT 80.0f
+INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane |x| <= 80 */
+    return !v_any_gtu((vu)x & 0x7fffffffu, 0x42a00000u);
+}
+#endif
 INFINIOP_ALWAYS_INLINE vf v_silu(vf x) {
+#if V_FMA && VL == 16
+    return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x));
+#else
     vf e = v_exp_neg((vf)((vu)x | 0x80000000u));
     return v_div_approx(v_sel(x >= 0.0f, x, x * e), 1.0f + e);
+#endif
 }
 
 #endif /* INFINIOP_CPU_VEC_H */

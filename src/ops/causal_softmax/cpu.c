@@ -8,11 +8,13 @@
  * element j after x[j] is read, so y may alias x exactly.
  *
  * Contiguous rows take the vector path (cpu/vec.h): the maximum, then
- * e = exp(x - m) by v_exp_neg (within 1 ulp; its argument is <= 0), kept
+ * e = exp(x - m) by v_exp_neg (about 1 ulp; its argument is <= 0), kept
  * in a float32 buffer on the stack while the row fits (recomputed
- * otherwise) and summed in lanes per block, then y = e / sum. A row whose
- * maximum is not finite (NaN visible, +inf, or every visible entry -inf) is
- * NaN over its visible part, as the scalar formulas give. Rows are split
+ * otherwise) and summed in lanes per block, then y = e / sum, correctly
+ * rounded without a vector division (v_div_unit). A row whose maximum is
+ * not finite (+inf, or every visible entry -inf or NaN) is NaN over its
+ * visible part, as the scalar formulas give; a NaN among finite entries
+ * makes the sum NaN, hence every visible output. Rows are split
  * over the OpenMP pool in cache-sized tasks; rows of one slice grow in
  * length, which the dynamic task schedule balances.
  */
@@ -68,23 +70,17 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     float buf[BUF];
     float *e = n <= BUF ? buf : NULL;
 
-    /* the maximum; NaN lanes are tracked apart (comparisons ignore them) */
+    /* the maximum of the entries that are not NaN (v_max drops a NaN first
+     * operand); a NaN entry makes the sum below NaN, hence the whole row */
     vf vm = v_splat(-INFINITY);
-    vi nan = (vi){0};
     size_t j = 0;
     for (; j + VL <= n; j += VL) {
         V_PREFETCH(V_CAT(xr, t, j));
-        vf v = v_load(V_CAT(xr, t, j), t);
-        vm = v_max(v, vm);
-        nan |= v != v;
+        vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
     }
-    if (j < n) {
-        vf v = v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY));
-        vm = v_max(v, vm);
-        nan |= v != v;
-    }
+    if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY)), vm);
     float m = v_hmax(vm);
-    if (v_any(nan) || !isfinite(m)) {
+    if (!isfinite(m)) {
         for (j = 0; j < n; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, NAN);
         for (; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, 0.0f);
         return;
@@ -115,15 +111,15 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     v_div_t dv = v_div_setup(total); /* e / total, correctly rounded */
     for (j = 0; j + VL <= n; j += VL) {
         vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
-        v_put(V_AT(yr, t, j), t, v_div(v, dv), stream);
+        v_put(V_AT(yr, t, j), t, v_div_unit(v, dv), stream);
     }
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
         vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg(v_load_n(V_CAT(xr, t, j), t, k) - m);
-        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v_div(v, dv), v_splat(0.0f)), w);
+        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v_div_unit(v, dv), v_splat(0.0f)), w);
         j += w;
     }
-    for (; j + VL <= T; j += VL) v_put(V_AT(yr, t, j), t, v_splat(0.0f), stream);
+    for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
     if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
 }
 

@@ -86,7 +86,7 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
             for (int k = 0; k < VN; ++k) {
                 vf d = v_load(V_CAT(x, t, j + k * VL), t) - shift;
                 a1[k] += d;
-                if (s2) a2[k] += d * d;
+                if (s2) a2[k] = v_fma(d, d, a2[k]);
             }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
@@ -125,8 +125,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     size_t j = 0;
     for (; j + VL <= D; j += VL) {
         vf v = v_div(v_load(V_CAT(x, t, j), t) - mean, dv);
-        vf res = v * v_load(V_CAT(w, t, j), t);
-        if (bias) res += v_load(V_CAT(b, t, j), t);
+        vf res = bias ? v_fma(v, v_load(V_CAT(w, t, j), t), v_load(V_CAT(b, t, j), t)) : v * v_load(V_CAT(w, t, j), t);
         v_put(V_AT(z, t, j), t, v, stream);
         v_put(V_AT(o, t, j), t, res, stream);
     }

@@ -69,7 +69,7 @@ INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, v
         v_put(y, t, v_sigmoid(v), stream);
         return;
     }
-    if (v_any_gtu((vu)v & 0x7fffffffu, 0x42a00000u)) { /* |x| > 80 or NaN */
+    if (!v_silu_fast(v)) { /* x < -85 (AVX-512) or |x| > 80 (others), or NaN */
         float in[VL], out[VL];
         memcpy(in, &v, sizeof in);
         for (int l = 0; l < VL; ++l) out[l] = silu_f32(in[l]);
