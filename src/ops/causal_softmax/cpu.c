@@ -116,7 +116,13 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
         vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg(v_load_n(V_CAT(xr, t, j), t, k) - m);
-        v_store_n(V_AT(yr, t, j), t, v_sel(v_first(k), v_div_unit(v, dv), v_splat(0.0f)), w);
+        v = v_sel(v_first(k), v_div_unit(v, dv), v_splat(0.0f));
+        /* a whole vector goes through v_put: a cache line written by both
+         * streaming and ordinary stores (half types: two vectors a line)
+         * costs a flush of the partial line, which made bf16 rows slower
+         * than float32 ones */
+        if (w == VL) v_put(V_AT(yr, t, j), t, v, stream);
+        else v_store_n(V_AT(yr, t, j), t, v, w);
         j += w;
     }
     for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
