@@ -11,6 +11,10 @@
  *     against the double formulas, largest error in ulps of the exact value
  *     (outside the subnormal range of the results, where the absolute error
  *     must stay under 2^-126, as the tests allow);
+ *   - the variants for results rounded to a half type (v_exp_neg_h,
+ *     v_sigmoid_h, v_silu_h with half = true): largest relative error, at
+ *     most 2^-12 (under half the F16 rounding step, so the rounded result
+ *     is within one F16/BF16 ulp of the correctly rounded value);
  *   - v_div (the division by a row constant through Markstein's correction)
  *     bit for bit against the division: every float32 significand of the
  *     divisor times random powers of two, against random dividends of every
@@ -30,6 +34,7 @@
 typedef struct {
     uint64_t conv_bad, div_bad, div_fast, func_bad;
     double exp_max_ulp, sig_max_ulp, silu_max_ulp;
+    double exph_rel, sigh_rel, siluh_rel; /* the half-output variants: largest relative error */
     float exp_worst, sig_worst, silu_worst, div_worst_d, div_worst_b;
     int special_ok;
 } result_t;
@@ -110,14 +115,21 @@ static double func_err(float got, double ref) {
     if (isinf(ref)) return got == (float)ref ? 0.0 : 1e30;
     return fabs((double)got - ref) / ulp_of(fabs(ref));
 }
+/* Relative error of a half-output variant (results below 2^-126: 0). */
+static double rel_err(float got, double ref) {
+    if (ref != ref) return got != got ? 0.0 : 1.0;
+    if (got != got) return 1.0;
+    if (fabs(ref) < 0x1p-126 || isinf(ref)) return got == (float)ref || fabs((double)got - ref) < 0x1p-126 ? 0.0 : 1.0;
+    return fabs((double)got - ref) / fabs(ref);
+}
 static double sig_ref(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)); }
 static double silu_ref(double x) { return x * sig_ref(x); }
 
 INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
-    double wsig = 0.0, wsilu = 0.0;
+    double wsig = 0.0, wsilu = 0.0, hexp = 0.0, hsig = 0.0, hsilu = 0.0;
     float xsig = 0.0f, xsilu = 0.0f;
     uint64_t bad = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad) reduction(max : hexp, hsig, hsilu)
     for (uint64_t hi = 0; hi < 65536; ++hi) {
         double ws = 0.0, wl = 0.0;
         float xs = 0.0f, xl = 0.0f;
@@ -129,16 +141,24 @@ INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
             }
             vf v;
             memcpy(&v, x, sizeof v);
-            vf s = v_sigmoid(v);
+            vf s = v_sigmoid(v), sh = v_sigmoid_h(v, true);
+            vf eh = v_exp_neg_h((vf)((vu)v | 0x80000000u), true);
             for (int l = 0; l < VL; ++l) {
-                double err = func_err(s[l], sig_ref((double)x[l]));
+                double ref = sig_ref((double)x[l]), err = func_err(s[l], ref), r = rel_err(sh[l], ref);
                 if (err > ws) ws = err, xs = x[l];
+                if (r > hsig) hsig = r;
+                double xn = -fabs((double)x[l]);
+                if (xn >= -87.3365448) {
+                    double re = rel_err(eh[l], exp(xn));
+                    if (re > hexp) hexp = re;
+                }
             }
             if (!v_silu_fast(v)) continue; /* the scalar formula takes these */
-            vf u = v_silu(v);
+            vf u = v_silu(v), uh = v_silu_h(v, true);
             for (int l = 0; l < VL; ++l) {
-                double err = func_err(u[l], silu_ref((double)x[l]));
+                double ref = silu_ref((double)x[l]), err = func_err(u[l], ref), r = rel_err(uh[l], ref);
                 if (err > wl) wl = err, xl = x[l];
+                if (r > hsilu) hsilu = r;
             }
         }
 #pragma omp critical
@@ -152,6 +172,9 @@ INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
     res->silu_max_ulp = wsilu;
     res->silu_worst = xsilu;
     res->func_bad = bad;
+    res->exph_rel = hexp;
+    res->sigh_rel = hsig;
+    res->siluh_rel = hsilu;
 }
 
 /* v_div against the division, bit for bit (NaN: any NaN). */
@@ -275,12 +298,15 @@ int main(int argc, char **argv) {
                    r.special_ok ? "" : "; special inputs WRONG");
             printf("%-8s sigmoid: max error %.3f ulp (at x = %.9g); silu: max error %.3f ulp (at x = %.9g)\n",
                    names[i], r.sig_max_ulp, r.sig_worst, r.silu_max_ulp, r.silu_worst);
+            printf("%-8s half-output variants, largest relative error: exp 2^%.1f, sigmoid 2^%.1f, silu 2^%.1f\n",
+                   names[i], log2(r.exph_rel + 1e-300), log2(r.sigh_rel + 1e-300), log2(r.siluh_rel + 1e-300));
             printf("%-8s division by a row constant: %llu mismatches (%llu divisors on the FMA path)", names[i],
                    (unsigned long long)r.div_bad, (unsigned long long)r.div_fast);
             if (r.div_bad) printf("; e.g. %a / %a", r.div_worst_d, r.div_worst_b);
             printf("\n");
             fail |= r.conv_bad != 0 || r.exp_max_ulp > 1.05 || !r.special_ok || r.sig_max_ulp > 3.5 ||
-                    r.silu_max_ulp > 3.5 || r.div_bad != 0 || r.func_bad != 0;
+                    r.silu_max_ulp > 3.5 || r.div_bad != 0 || r.func_bad != 0 || r.exph_rel > 0x1p-12 ||
+                    r.sigh_rel > 0x1p-12 || r.siluh_rel > 0x1p-12;
         }
     }
     printf("%s\n", fail ? "FAILED" : "OK");

@@ -358,7 +358,29 @@ INFINIOP_ALWAYS_INLINE vf v_fma(vf a, vf b, vf c) {
 #define V_EXP_C4 0.04166800156235695f
 #define V_EXP_C3 0.16666430234909058f
 #define V_EXP_C2 0.4999999403953552f
-INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
+/* e^r for |r| <= ln2/2 on the FMA passes: the degree-6 fit above, or for
+ * results that end in a half type (half = true) a degree-4 relative fit
+ * 1 + h1 r + ... + h4 r^4 (2^-18.4 before rounding; the half types' own
+ * rounding step is 2^-11 (f16) or 2^-8 (bf16) relative). */
+INFINIOP_ALWAYS_INLINE vf v_exp_poly(vf r, bool half) {
+    vf p;
+    if (half) {
+        p = v_fma(v_splat(0.04151473566889763f), r, v_splat(0.16787628829479218f));
+        p = v_fma(p, r, v_splat(0.5000301003456116f));
+        p = v_fma(p, r, v_splat(0.9999667406082153f));
+    } else {
+        p = v_fma(v_splat(V_EXP_C6), r, v_splat(V_EXP_C5));
+        p = v_fma(p, r, v_splat(V_EXP_C4));
+        p = v_fma(p, r, v_splat(V_EXP_C3));
+        p = v_fma(p, r, v_splat(V_EXP_C2));
+        p = v_fma(p, r, v_splat(1.0f));
+    }
+    return v_fma(p, r, v_splat(1.0f));
+}
+/* v_exp_neg, and with half = true (FMA passes only; a compile-time
+ * constant) the degree-4 polynomial for results rounded to a half type:
+ * measured within 2^-17.6 relative (bench/vec_check.c). */
+INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
 #if V_FMA && VL == 16
@@ -368,13 +390,8 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_hi), xv);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_lo), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(V_EXP_C6), r, _mm512_set1_ps(V_EXP_C5));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return (vf)_mm512_scalef_ps(p, n); /* p 2^n, n >= -150: gradual underflow, one rounding */
+    /* p 2^n, n >= -150: gradual underflow, one rounding */
+    return (vf)_mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 #else
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */
     x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
@@ -383,13 +400,9 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
 #if V_FMA
     vf r = v_fma(-n, v_splat(ln2_hi), x);
     r = v_fma(-n, v_splat(ln2_lo), r);
-    vf p = v_fma(v_splat(V_EXP_C6), r, v_splat(V_EXP_C5));
-    p = v_fma(p, r, v_splat(V_EXP_C4));
-    p = v_fma(p, r, v_splat(V_EXP_C3));
-    p = v_fma(p, r, v_splat(V_EXP_C2));
-    p = v_fma(p, r, v_splat(1.0f));
-    p = v_fma(p, r, v_splat(1.0f));
+    vf p = v_exp_poly(r, half);
 #else
+    (void)half;
     vf r = (x - n * ln2_hi) - n * ln2_lo;
     vf p = v_splat(1.9875691500e-4f);
     p = p * r + 1.3981999507e-3f;
@@ -403,6 +416,7 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) {
     return v_sel(underflow, v_splat(0.0f), p * scale);
 #endif
 }
+INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) { return v_exp_neg_h(x, false); }
 
 /* ------------------------------------------------------------ division */
 /* n / d, approximately: on AVX-512, n times the hardware estimate of 1 / d
@@ -504,28 +518,25 @@ INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
 /* ------------------------------------------------------------ sigmoid, silu */
 #if V_FMA && VL == 16
 /* AVX-512: e^-x for x clamped to [-88.7, 104] (e^88.7 < FLT_MAX: 1 + e
- * stays finite; above 104 it is 0), NaN kept: v_exp_neg's steps on -x,
- * the negation folded into the FMAs. */
-INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x) {
+ * stays finite; above 104 it is 0; low = false: the caller knows x >=
+ * -88.7), NaN kept: v_exp_neg's steps on -x, the negation folded into
+ * the FMAs. */
+INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x, bool low, bool half) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f;
-    x = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_max_ps(_mm512_set1_ps(-88.7f), x)); /* NaN: the second operand */
+    if (low) x = _mm512_max_ps(_mm512_set1_ps(-88.7f), x); /* NaN: the second operand */
+    x = _mm512_min_ps(_mm512_set1_ps(104.0f), x);
     __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter)); /* -x log2e, rounded to n */
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
     __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(ln2_hi), x); /* -x - n ln2_hi, exact */
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_lo), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(V_EXP_C6), r, _mm512_set1_ps(V_EXP_C5));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(V_EXP_C2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    return _mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 }
-/* 1 / (1 + e^-x) by vrcp14ps and one Newton step. */
-INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x) {
-    __m512 d = _mm512_add_ps(v_exp_minus_512(x), _mm512_set1_ps(1.0f));
+/* 1 / (1 + e^-x) by vrcp14ps and, unless half, one Newton step. */
+INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x, bool low, bool half) {
+    __m512 d = _mm512_add_ps(v_exp_minus_512(x, low, half), _mm512_set1_ps(1.0f));
     __m512 y = _mm512_rcp14_ps(d);
+    if (half) return y;
     return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y, y);
 }
 #endif
@@ -535,20 +546,24 @@ INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x) {
  *  - AVX-512: 1 / (1 + e^-x), x clamped to [-88.7, 104], the division
  *    by vrcp14ps and a Newton step (v_exp_minus_512);
  *  - elsewhere: (x >= 0 ? 1 : e) / (1 + e), e = e^-|x|, by
- *    v_exp_neg and v_div_approx. */
-INFINIOP_ALWAYS_INLINE vf v_sigmoid(vf x) {
+ *    v_exp_neg and v_div_approx.
+ * half (a compile-time constant): the result is rounded to F16 or BF16
+ * next; on AVX-512 the degree-4 exp and no Newton step (2^-13.9 relative,
+ * bench/vec_check.c), within the half types' 2^-11 rounding step. */
+INFINIOP_ALWAYS_INLINE vf v_sigmoid_h(vf x, bool half) {
 #if V_FMA && VL == 16
-    return (vf)v_sigmoid_512((__m512)x);
+    return (vf)v_sigmoid_512((__m512)x, true, half);
 #else
-    vf e = v_exp_neg((vf)((vu)x | 0x80000000u)); /* e^-|x| */
+    vf e = v_exp_neg_h((vf)((vu)x | 0x80000000u), half); /* e^-|x| */
     return v_div_approx(v_sel(x >= 0.0f, v_splat(1.0f), e), 1.0f + e);
 #endif
 }
+INFINIOP_ALWAYS_INLINE vf v_sigmoid(vf x) { return v_sigmoid_h(x, false); }
 /* silu(x) = x sigmoid(x), for x >= -85 only (not NaN; below, x e^x nears
  * the subnormal range: the callers take a scalar formula that keeps it
- * accurate, V_SILU_FAST tells which vectors may come here);
+ * accurate, v_silu_fast tells which vectors may come here);
  * AVX-512: x / (1 + e^-x) as above; elsewhere (x >= 0 ? x : x e) / (1 + e),
- * e = e^-|x|, for |x| <= 80. */
+ * e = e^-|x|, for |x| <= 80. half: as v_sigmoid_h. */
 #if V_FMA && VL == 16
 #define V_SILU_LIMIT 85.0f
 INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane x >= -85 */
@@ -560,13 +575,14 @@ INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane |x| <= 80 */
     return !v_any_gtu((vu)x & 0x7fffffffu, 0x42a00000u);
 }
 #endif
-INFINIOP_ALWAYS_INLINE vf v_silu(vf x) {
+INFINIOP_ALWAYS_INLINE vf v_silu_h(vf x, bool half) {
 #if V_FMA && VL == 16
-    return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x));
+    return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x, false, half));
 #else
-    vf e = v_exp_neg((vf)((vu)x | 0x80000000u));
+    vf e = v_exp_neg_h((vf)((vu)x | 0x80000000u), half);
     return v_div_approx(v_sel(x >= 0.0f, x, x * e), 1.0f + e);
 #endif
 }
+INFINIOP_ALWAYS_INLINE vf v_silu(vf x) { return v_silu_h(x, false); }
 
 #endif /* INFINIOP_CPU_VEC_H */

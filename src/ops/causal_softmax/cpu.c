@@ -68,6 +68,8 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     const void *xr = x + infiniop_row_offset(L, CS_X, r) * es;
     void *yr = y + infiniop_row_offset(L, CS_Y, r) * es;
     float buf[BUF];
+    /* F16/BF16 outputs: the degree-4 exp (v_exp_neg_h, 2^-18 relative) */
+    const bool half = t != INFINI_DTYPE_F32;
     float *e = n <= BUF ? buf : NULL;
 
     /* the maximum of the entries that are not NaN (v_max drops a NaN first
@@ -93,14 +95,14 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
         for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
         for (j = j0; j + VW <= j1; j += VW)
             for (int k = 0; k < VN; ++k) {
-                vf v = v_exp_neg(v_load(V_CAT(xr, t, j + k * VL), t) - m);
+                vf v = v_exp_neg_h(v_load(V_CAT(xr, t, j + k * VL), t) - m, half);
                 if (e) *(vf_u *)(e + j + k * VL) = v;
                 acc[k] += v;
             }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
             ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
             if (w <= 0) break;
-            vf v = v_exp_neg(v_load_upto(V_CAT(xr, t, j + k * VL), t, w) - m);
+            vf v = v_exp_neg_h(v_load_upto(V_CAT(xr, t, j + k * VL), t, w) - m, half);
             v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
             if (e) memcpy(e + j + k * VL, &v, (size_t)(w < VL ? w : VL) * sizeof(float));
             acc[k] += v;
@@ -108,15 +110,18 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
         total += v_hsum_w(acc);
     }
 
-    v_div_t dv = v_div_setup(total); /* e / total, correctly rounded */
+    /* e / total: correctly rounded for F32 outputs (v_div_unit); for F16
+     * and BF16 outputs e times the correctly rounded 1 / total */
+    v_div_t dv = v_div_setup(total);
+    vf rcp = v_splat(1.0f / total);
     for (j = 0; j + VL <= n; j += VL) {
-        vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg(v_load(V_CAT(xr, t, j), t) - m);
-        v_put(V_AT(yr, t, j), t, v_div_unit(v, dv), stream);
+        vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg_h(v_load(V_CAT(xr, t, j), t) - m, half);
+        v_put(V_AT(yr, t, j), t, half ? v * rcp : v_div_unit(v, dv), stream);
     }
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
-        vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg(v_load_n(V_CAT(xr, t, j), t, k) - m);
-        v = v_sel(v_first(k), v_div_unit(v, dv), v_splat(0.0f));
+        vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg_h(v_load_n(V_CAT(xr, t, j), t, k) - m, half);
+        v = v_sel(v_first(k), half ? v * rcp : v_div_unit(v, dv), v_splat(0.0f));
         /* a whole vector goes through v_put: a cache line written by both
          * streaming and ordinary stores (half types: two vectors a line)
          * costs a flush of the partial line, which made bf16 rows slower

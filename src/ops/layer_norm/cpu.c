@@ -103,8 +103,11 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
     if (s2) *s2 = t2;
 }
 
-INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *out,
-                                    char *stdz, char *std, const char *in, const void *w, const void *b, bool stream) {
+/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
+ * converted them once per task). */
+INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
+                                    char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
+                                    bool stream) {
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
@@ -120,24 +123,33 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
-    v_div_t dv = v_div_setup(sd); /* (x - mean) / sd, correctly rounded */
+    /* (x - mean) / sd: correctly rounded for F32 outputs (v_div); for F16
+     * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
+     * ulp, 2^13 below the half types' rounding step) */
+    const bool half = t != INFINI_DTYPE_F32;
+    v_div_t dv = v_div_setup(sd);
+    vf rsd = v_splat(1.0f / sd);
     bool bias = info->has_bias;
     size_t j = 0;
     for (; j + VL <= D; j += VL) {
-        vf v = v_div(v_load(V_CAT(x, t, j), t) - mean, dv);
-        vf res = bias ? v_fma(v, v_load(V_CAT(w, t, j), t), v_load(V_CAT(b, t, j), t)) : v * v_load(V_CAT(w, t, j), t);
+        vf d = v_load(V_CAT(x, t, j), t) - mean;
+        vf v = half ? d * rsd : v_div(d, dv);
+        vf res = bias ? v_fma(v, v_load(V_CAT(w, wt, j), wt), v_load(V_CAT(b, wt, j), wt)) : v * v_load(V_CAT(w, wt, j), wt);
         v_put(V_AT(z, t, j), t, v, stream);
         v_put(V_AT(o, t, j), t, res, stream);
     }
     if (j < D) {
         size_t n = D - j;
-        vf v = v_div(v_load_n(V_CAT(x, t, j), t, n) - mean, dv);
-        vf res = v * v_load_n(V_CAT(w, t, j), t, n);
-        if (bias) res += v_load_n(V_CAT(b, t, j), t, n);
+        vf d = v_load_n(V_CAT(x, t, j), t, n) - mean;
+        vf v = half ? d * rsd : v_div(d, dv);
+        vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
+                      : v * v_load_n(V_CAT(w, wt, j), wt, n);
         v_store_n(V_AT(z, t, j), t, v, n);
         v_store_n(V_AT(o, t, j), t, res, n);
     }
 }
+
+#define WBUF 4096 /* F16/BF16 weight and bias up to this length: converted to float32 once per task */
 
 typedef struct {
     const infiniopLayerNormInfo *info;
@@ -147,16 +159,36 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
+INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r0, size_t r1) {
+    size_t D = c->info->rows.ncols;
+    if (c->vector && T != INFINI_DTYPE_F32 && D <= WBUF && r1 - r0 > 1) {
+        /* half types: weight and bias as float32, converted once */
+        float wf[WBUF] __attribute__((aligned(64)));
+        float bf[WBUF] __attribute__((aligned(64)));
+        bool bias = c->info->has_bias;
+        size_t j = 0;
+        for (; j + VL <= D; j += VL) {
+            *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j), T);
+            if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j), T);
+        }
+        for (; j < D; ++j) {
+            wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)j, T);
+            if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)j, T);
+        }
+        for (size_t r = r0; r < r1; ++r)
+            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
+        if (c->stream) v_stream_fence();
+    } else if (c->vector) {
+        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
+        if (c->stream) v_stream_fence();
+    } else {
+        for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
+    }
+}
+
 INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
     const ctx_t *c = ctx;
-    INFINIOP_DISPATCH_HALF_FLOAT(c->info->dtype, T, {
-        if (c->vector) {
-            for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
-            if (c->stream) v_stream_fence();
-        } else {
-            for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
-        }
-    });
+    INFINIOP_DISPATCH_HALF_FLOAT(c->info->dtype, T, rows_typed(c, T, r0, r1));
 }
 INFINIOP_CPU_KERNEL(layer_norm_rows, rows_body);
 

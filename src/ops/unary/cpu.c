@@ -66,7 +66,7 @@ INFINIOP_ALWAYS_INLINE double silu_f64(double x) {
 /* f of the VL elements v, into y (stream: streaming stores). */
 INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, void *y, vf v, bool stream) {
     if (kind == INFINIOP_UNARY_SIGMOID) { /* v_sigmoid takes any input */
-        v_put(y, t, v_sigmoid(v), stream);
+        v_put(y, t, v_sigmoid_h(v, t != INFINI_DTYPE_F32), stream);
         return;
     }
     if (!v_silu_fast(v)) { /* x < -85 (AVX-512) or |x| > 80 (others), or NaN */
@@ -77,7 +77,7 @@ INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, v
         v_put(y, t, v, stream);
         return;
     }
-    v_put(y, t, v_silu(v), stream);
+    v_put(y, t, v_silu_h(v, t != INFINI_DTYPE_F32), stream);
 }
 
 /* A unit-stride run of n elements. */
