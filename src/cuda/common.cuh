@@ -88,6 +88,59 @@ __device__ __forceinline__ void store_chunk(typename Dt::S *p, const typename Dt
     }
 }
 
+/* V consecutive elements as one raw vector (V > 1: a 16-byte aligned
+ * load) or one element (V == 1: any alignment). */
+template <typename S, int V> __device__ __forceinline__ Vec<S, V> load_raw(const S *p) {
+    if constexpr (V == 1) {
+        Vec<S, V> q;
+        q.v[0] = p[0];
+        return q;
+    } else {
+        return *reinterpret_cast<const Vec<S, V> *>(p);
+    }
+}
+
+/* Chunks c = first, first + step, ... below end, B at a time: the B loads
+ * of a batch are issued before the first is used. (A loop whose body stores
+ * to shared or global memory keeps one load in flight a thread: the
+ * compiler cannot move the next iteration's load above a store.) load(c)
+ * returns a value of type R; use(c, r) consumes it. */
+template <int B, typename R, typename Load, typename Use>
+__device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t end, Load load, Use use) {
+    for (size_t c0 = first; c0 < end; c0 += (size_t)B * step) {
+        R q[B];
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+            const size_t c = c0 + (size_t)u * step;
+            if (c < end) q[u] = load(c);
+        }
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+            const size_t c = c0 + (size_t)u * step;
+            if (c < end) use(c, q[u]);
+        }
+    }
+}
+
+/* Division of many numerators by one divisor b, correctly rounded, without
+ * a division per element: r = RN(1/b) once, then q = RN(a r) and one
+ * correction q + (a - q b) r with fmas (Markstein's theorem: the result is
+ * RN(a/b) when b and 1/b are normal and no step overflows). Divisors
+ * outside [2^-125, 2^125] (zero, subnormal, huge, inf, NaN) take the plain
+ * division; so do numerators that are not finite. */
+struct DivBy {
+    float b, r;
+    bool fast;
+    __device__ __forceinline__ explicit DivBy(float d) : b(d), r(1.0f / d) {
+        fast = fabsf(d) >= 0x1p-125f && fabsf(d) <= 0x1p125f;
+    }
+    __device__ __forceinline__ float operator()(float a) const {
+        const float q = a * r;
+        if (!fast || !(fabsf(q) < INFINITY)) return a / b; /* rare: not inlined into the common path */
+        return fmaf(fmaf(-q, b, a), r, q);
+    }
+};
+
 /* V elements of a float array in shared memory (16-byte aligned when V > 1). */
 template <int V> __device__ __forceinline__ void smem_store(float *p, const float (&in)[V]) {
     if constexpr (V % 4 == 0) {
@@ -177,6 +230,10 @@ __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, 
     return infiniop_row_offset(&L, t, r);
 }
 
+/* Threads a block of the row-wise streaming kernels at most (their launch
+ * bounds; 64 registers a thread). */
+#define INFINIOP_CUDA_ROW_MAX_BLOCK 1024
+
 /* ---------------------------------------------------------------- host side */
 /* Facts about one device, read once (thread-safe) and cached. */
 typedef struct {
@@ -212,9 +269,11 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
 static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
- * vec_elems: elements per 16-byte vector of the activation dtype. */
+ * vec_elems: elements per 16-byte vector of the activation dtype.
+ * long_rows_reg: the operator's register-path kernel is the faster one for
+ * long rows too (measured per operator; bench/NOTES.md). */
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
-                                       infiniopCudaRowPlan *plan);
+                                       bool long_rows_reg, infiniopCudaRowPlan *plan);
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,
  * BF16 or F32; the caller has validated dt). */

@@ -64,7 +64,7 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 #define WARP_ROWS 4
 #define ITEMS_PER_THREAD 4
 #define MIN_BLOCK 128
-#define MAX_BLOCK 1024
+#define MAX_BLOCK INFINIOP_CUDA_ROW_MAX_BLOCK
 
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
  * vecs = ncols / vec_elems vectors a row.
@@ -88,7 +88,10 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * threads a SM leave the load phase of one row unoverlapped with the
  * reduction and stores of the next). INFINIOP_CUDA_REG=all takes it
  * everywhere, =wide everywhere with 1 vector a thread first (benchmark
- * variants); default: short rows and decode shapes only. */
+ * variants); default: short rows and decode shapes, and long rows where the
+ * operator asks (long_rows_reg: layer_norm, whose register kernel reads w
+ * and b late and won, 130 vs 156 us on bf16 16384x4096, run 12; causal
+ * softmax rows of at most 256 vectors, 180 vs 187 us on bf16 2048). */
 static int reg_policy(void) {
     static int policy = -1;
     if (policy < 0) {
@@ -98,13 +101,14 @@ static int reg_policy(void) {
     return policy;
 }
 
-static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, infiniopCudaRowPlan *q) {
+static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, bool long_rows_reg,
+                     infiniopCudaRowPlan *q) {
     q->reg_items = 0;
     if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
     const int policy = reg_policy();
-    if (policy == 1 && nrows >= sms && vecs > 32) return; /* the streaming kernel */
+    if (policy == 1 && nrows >= sms && vecs > 32 && !long_rows_reg) return; /* the streaming kernel */
     size_t blocks;
     if (vecs <= 128) {
         unsigned lanes = 1;
@@ -134,6 +138,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         unsigned cl = 1;
         if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
             if (p.cc_major < 9) return;
+            if (policy == 1 && nrows >= sms) return; /* clusters lost to streaming with many rows */
             size_t c = (vecs + 1023) / 1024;
             if (c > 8) c = 8;
             size_t t = ((vecs + 4 * c - 1) / (4 * c) + 31) / 32 * 32;
@@ -151,7 +156,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
-                                       infiniopCudaRowPlan *plan) {
+                                       bool long_rows_reg, infiniopCudaRowPlan *plan) {
     infiniopCudaProps p;
     infiniStatus_t st = infiniop_cuda_device_props(device, &p);
     if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
@@ -185,7 +190,7 @@ infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows,
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;
-    plan_reg(p, nrows, ncols, vec_elems, &q);
+    plan_reg(p, nrows, ncols, vec_elems, long_rows_reg, &q);
     *plan = q;
     return INFINI_STATUS_SUCCESS;
 }

@@ -52,6 +52,9 @@ typedef struct {
                          threads x UNROLL 16-byte vectors) */
     int tile_p;       /* >= 0: the transposing path (a shared-memory tile) over dimensions tile_p (the
                          input's unit-stride one) and ndim - 1 (the output's); -1: off */
+    unsigned unroll;  /* the contiguous 16-byte path: vectors a thread (2, 4 or 8) */
+    bool tile_vec;    /* the transposing path may use 16-byte vectors (extents and strides allow;
+                         pointers are checked at run) */
 } infiniopCudaEltPlan;
 
 #ifdef __cplusplus

@@ -251,6 +251,30 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
             c.inplace = 1; c.ipad = c.opad;
             run_case(op, &c, &rng);
         }
+        /* transposed inputs into a contiguous output (the transposing
+         * path): 2-D column-major with extents that leave partial tiles,
+         * 16-byte vectors possible, then the same with the input one
+         * element off alignment, a 3-D case (unit input stride on the
+         * middle dimension), and extents no vector width divides */
+        {
+            static const size_t shp[4][3] = {{72, 136, 0}, {72, 136, 0}, {3, 40, 24}, {20, 30, 0}};
+            for (int k = 0; k < 4; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -120; c.hi = 120; c.special = k == 0;
+                c.ondim = c.indim = shp[k][2] ? 3 : 2;
+                memcpy(c.oshape, shp[k], sizeof shp[k]);
+                memcpy(c.ishape, shp[k], sizeof shp[k]);
+                tl_contiguous_strides(c.ondim, c.oshape, c.ostrides);
+                if (c.ondim == 2) {
+                    c.istrides[0] = 1; c.istrides[1] = (ptrdiff_t)shp[k][0];
+                } else {
+                    c.istrides[1] = 1; c.istrides[2] = (ptrdiff_t)shp[k][1];
+                    c.istrides[0] = (ptrdiff_t)(shp[k][1] * shp[k][2]);
+                }
+                c.ipad = k == 1;
+                run_case(op, &c, &rng);
+            }
+        }
         /* empty: a 0-length dim */
         memset(&c, 0, sizeof c);
         c.dt = dt; c.lo = -1; c.hi = 1; c.ondim = c.indim = 3;

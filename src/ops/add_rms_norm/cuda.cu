@@ -90,7 +90,7 @@ template <typename A, typename W> struct ArnReg {
 };
 
 template <typename A, typename W, int V, bool WARP>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     add_rms_norm_kernel(const __grid_constant__ infiniopAddRMSNormInfo info, typename A::S *y,
                         typename A::S *res, const typename A::S *a, const typename A::S *b,
                         const typename W::S *w, bool w_vec) {
@@ -114,17 +114,20 @@ __global__ void __launch_bounds__(1024)
         S *rr = res + row_off(L, ARN_RES, r);
 
         float ss = 0.0f;
-        for (size_t c = tid; c < nchunks; c += G) {
-            float va[V], vb[V];
-            load_chunk<A, V>(ar + c * V, va);
-            load_chunk<A, V>(br + c * V, vb);
+        struct AB {
+            Vec<S, V> a, b;
+        };
+        chunks_batched<1, AB>(
+            tid, G, nchunks, [&](size_t c) { return AB{load_raw<S, V>(ar + c * V), load_raw<S, V>(br + c * V)}; },
+            [&](size_t c, const AB &q) {
+                float va[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                va[k] += vb[k];
-                ss += va[k] * va[k];
-            }
-            if (cache) smem_store<V>(cache + c * V, va);
-        }
+                for (int k = 0; k < V; ++k) {
+                    va[k] = A::load(q.a.v[k]) + A::load(q.b.v[k]);
+                    ss += va[k] * va[k];
+                }
+                if (cache) smem_store<V>(cache + c * V, va);
+            });
         ss = group_sum<WARP>(ss, red);
         const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
 
@@ -198,7 +201,7 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
     size_t es = infiniop_dtype_size(info->atype);
     int V = (int)(16 / es);
     infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
-                                                &info->cuda);
+                                                false, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 4, es, V);

@@ -3,19 +3,65 @@
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
  * ones; cuda/device.cu chooses at descriptor creation). Only the n visible
- * columns of row r (n = r % S + T - S + 1) are read. Three passes:
- *   1. m = max over the visible columns; a NaN anywhere makes m NaN, so the
- *      whole row becomes NaN, as on the CPU (fmaxf would drop it);
- *   2. sum of e = exp(x - m) (expf: float32, never half-precision math);
- *   3. y = e / sum on the visible columns, exact zeros on the masked ones.
+ * columns of row r (n = r % S + T - S + 1) are read. Three phases:
+ *   1. m = max over the visible columns;
+ *   2. e = exp(x - m) (float32; never half-precision math) and their sum;
+ *   3. y = e * (1 / sum) on the visible columns, exact zeros on the masked
+ *      ones.
+ * The kernels are bound by instruction issue, not memory, unless each
+ * element costs only a handful of instructions, so:
+ *  - exp is __expf(x - m): the difference is formed exactly rounded first
+ *    (pre-scaling x and m by log2(e) separately would lose |m| eps of
+ *    absolute accuracy when |m| is large), then ex2.approx: about 2 ulp plus
+ *    |x - m| eps/2 relative, within the test's bound (tests/
+ *    test_causal_softmax.c);
+ *  - one correctly rounded reciprocal of the sum per row and a multiply per
+ *    element (at most 1.5 ulp more than a division);
+ *  - per-element mask tests only in the one chunk that straddles n;
+ *  - NaN: the per-element max is fmaxf, which skips NaN, but a visible NaN
+ *    (or +inf, through inf - inf) makes its e NaN, hence the sum and every
+ *    visible output NaN, as the specification wants.
  * x is kept in shared memory (float32) when the row fits, each thread its
- * own elements, and pass 2 leaves e there for pass 3; otherwise each pass
- * reads x again. Element j is read before it is written, by the same
+ * own elements, and phase 2 leaves e there for phase 3; otherwise each
+ * phase reads x again. Element j is read before it is written, by the same
  * thread, so y may be exactly x.
  */
 #include "causal_softmax.h"
 #include "cuda/common.cuh"
 #include "cuda/rows.cuh"
+
+/* Chunk helpers: v holds V consecutive columns of which the first `rem`
+ * are visible (rem >= V: all of them). */
+template <int V> __device__ __forceinline__ float cs_chunk_max(const float (&v)[V], size_t rem, float m) {
+    if (rem >= (size_t)V) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) m = fmaxf(m, v[e]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if ((size_t)e < rem) m = fmaxf(m, v[e]);
+    }
+    return m;
+}
+/* v = exp(v - m); returns sum + the visible ones. */
+template <int V> __device__ __forceinline__ float cs_chunk_exp(float (&v)[V], float m, size_t rem, float sum) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = __expf(v[e] - m);
+    if (rem >= (size_t)V) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) sum += v[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if ((size_t)e < rem) sum += v[e];
+    }
+    return sum;
+}
+/* v = v * inv on the visible elements, 0 on the others. */
+template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], float inv, size_t rem) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = (rem >= (size_t)V || (size_t)e < rem) ? v[e] * inv : 0.0f;
+}
 
 /* The register path (cuda/rows.cuh): the visible vectors of x are loaded
  * once (masked vectors are never read), all in flight together; max, exp
@@ -42,9 +88,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < vchunks) {
                 load_chunk<T, V>(xr + c * V, v[k]);
-#pragma unroll
-                for (int e = 0; e < V; ++e)
-                    if (c * V + e < n) m = max_nan(m, v[k][e]);
+                m = cs_chunk_max<V>(v[k], n - c * V, m);
             }
         }
         m = rg_reduce<MODE, true>(g, m, &sc, 0);
@@ -52,24 +96,16 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
-            if (c < vchunks) {
-#pragma unroll
-                for (int e = 0; e < V; ++e) {
-                    v[k][e] = expf(v[k][e] - m);
-                    if (c * V + e < n) sum += v[k][e];
-                }
-            }
+            if (c < vchunks) sum = cs_chunk_exp<V>(v[k], m, n - c * V, sum);
         }
-        sum = rg_reduce<MODE, false>(g, sum, &sc, 1);
+        const float inv = 1.0f / rg_reduce<MODE, false>(g, sum, &sc, 1);
         typename T::S *yr = y + row_off(L, CS_Y, r);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                float o[V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) o[e] = (c < vchunks && c * V + e < n) ? v[k][e] / sum : 0.0f;
-                store_chunk<T, V>(yr + c * V, o);
+                cs_chunk_out<V>(v[k], inv, c < vchunks ? n - c * V : 0);
+                store_chunk<T, V>(yr + c * V, v[k]);
             }
         }
     }
@@ -86,7 +122,7 @@ template <typename T> struct CsReg {
 };
 
 template <typename T, int V, bool WARP>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     causal_softmax_kernel(const __grid_constant__ infiniopCausalSoftmaxInfo info, typename T::S *y,
                           const typename T::S *x) {
     typedef typename T::S S;
@@ -109,14 +145,15 @@ __global__ void __launch_bounds__(1024)
         const size_t vchunks = (n + V - 1) / V; /* chunks holding a visible column */
 
         float m = -INFINITY;
-        for (size_t c = tid; c < vchunks; c += G) {
-            float v[V];
-            load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
+        chunks_batched<2, Vec<S, V>>(
+            tid, G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
+            [&](size_t c, const Vec<S, V> &q) {
+                float v[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k)
-                if (c * V + k < n) m = max_nan(m, v[k]);
-            if (cache) smem_store<V>(cache + c * V, v);
-        }
+                for (int k = 0; k < V; ++k) v[k] = T::load(q.v[k]);
+                m = cs_chunk_max<V>(v, n - c * V, m);
+                if (cache) smem_store<V>(cache + c * V, v);
+            });
         m = group_max_nan<WARP>(m, red);
 
         float sum = 0.0f;
@@ -126,14 +163,10 @@ __global__ void __launch_bounds__(1024)
                 smem_load<V>(cache + c * V, v);
             else
                 load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                v[k] = expf(v[k] - m);
-                if (c * V + k < n) sum += v[k];
-            }
+            sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
             if (cache) smem_store<V>(cache + c * V, v);
         }
-        sum = group_sum<WARP>(sum, red);
+        const float inv = 1.0f / group_sum<WARP>(sum, red);
 
         for (size_t c = tid; c < nchunks; c += G) {
             float v[V];
@@ -143,10 +176,9 @@ __global__ void __launch_bounds__(1024)
                 } else {
                     load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-                    for (int k = 0; k < V; ++k) v[k] = expf(v[k] - m);
+                    for (int k = 0; k < V; ++k) v[k] = __expf(v[k] - m);
                 }
-#pragma unroll
-                for (int k = 0; k < V; ++k) v[k] = c * V + k < n ? v[k] / sum : 0.0f;
+                cs_chunk_out<V>(v, inv, n - c * V);
             } else {
 #pragma unroll
                 for (int k = 0; k < V; ++k) v[k] = 0.0f;
@@ -182,7 +214,8 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V, &info->cuda);
+        infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V,
+                                info->rows.ncols / (size_t)V <= 256, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[2] = {CS_Y, CS_X};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 2, es, V);

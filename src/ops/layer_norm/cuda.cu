@@ -6,7 +6,8 @@
  * the CPU: the mean, the variance as the mean of squared deviations (stable,
  * never E[x^2] - mean^2) with the corrected two-pass term that cancels the
  * mean's rounding error, var = (sum d^2 - (sum d)^2 / D) / D, d = x - mean,
- * clamped at 0 (NaN kept), then the outputs: z = (x - mean) / std,
+ * clamped at 0 (NaN kept), then the outputs: z = (x - mean) / std
+ * (correctly rounded, from one reciprocal a row: DivBy in cuda/common.cuh),
  * output = z * w + b, std = sqrt(var + eps). x is kept in shared memory
  * (float32) between the passes when the row fits, each thread its own
  * elements; otherwise each pass reads it again. Element j is read before it
@@ -34,15 +35,21 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename T::S *x = in + row_off(L, LN_IN, r);
-        /* raw vectors: half the registers of float copies for 2-byte types */
-        VT qx[ITEMS], qw[ITEMS], qb[ITEMS];
+        /* raw vectors: half the registers of float copies for 2-byte types.
+         * Short rows (WB_EARLY: decode shapes, where latency is all) load w
+         * and b with x, in one round trip; long rows read them in the last
+         * phase (cached, every row reads them), which saves the registers. */
+        constexpr bool WB_EARLY = MODE == RG_SUB;
+        VT qx[ITEMS], qw[WB_EARLY ? ITEMS : 1], qb[WB_EARLY ? ITEMS : 1];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
                 qx[k] = *reinterpret_cast<const VT *>(x + c * V);
-                qw[k] = *reinterpret_cast<const VT *>(w + c * V);
-                if (has_bias) qb[k] = *reinterpret_cast<const VT *>(b + c * V);
+                if constexpr (WB_EARLY) {
+                    qw[k] = *reinterpret_cast<const VT *>(w + c * V);
+                    if (has_bias) qb[k] = *reinterpret_cast<const VT *>(b + c * V);
+                }
             }
         }
         float sum = 0.0f;
@@ -69,18 +76,25 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         float var = (sq - dev * dev / (float)D) / (float)D;
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
+        const DivBy div(sd);
         if (g.tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
         typename T::S *o = out + row_off(L, LN_OUT, r), *z = stdz + row_off(L, LN_STDZ, r);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                VT zq, oq;
+                VT zq, oq, wk, bk;
+                if constexpr (WB_EARLY) {
+                    wk = qw[k], bk = qb[k];
+                } else {
+                    wk = *reinterpret_cast<const VT *>(w + c * V);
+                    if (has_bias) bk = *reinterpret_cast<const VT *>(b + c * V);
+                }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    float zo = (T::load(qx[k].v[e]) - mean) / sd;
-                    float oo = zo * T::load(qw[k].v[e]);
-                    if (has_bias) oo += T::load(qb[k].v[e]);
+                    float zo = div(T::load(qx[k].v[e]) - mean);
+                    float oo = zo * T::load(wk.v[e]);
+                    if (has_bias) oo += T::load(bk.v[e]);
                     zq.v[e] = T::store(zo);
                     oq.v[e] = T::store(oo);
                 }
@@ -103,7 +117,7 @@ template <typename T> struct LnReg {
 };
 
 template <typename T, int V, bool WARP>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     layer_norm_kernel(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
                       typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b,
                       bool wb_vec) {
@@ -130,13 +144,14 @@ __global__ void __launch_bounds__(1024)
         S *z = stdz + row_off(L, LN_STDZ, r);
 
         float sum = 0.0f;
-        for (size_t c = tid; c < nchunks; c += G) {
-            float v[V];
-            load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+        chunks_batched<1, Vec<S, V>>(
+            tid, G, nchunks, [&](size_t c) { return load_raw<S, V>(x + (ptrdiff_t)c * V * xs); },
+            [&](size_t c, const Vec<S, V> &q) {
+                float v[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) sum += v[k];
-            if (cache) smem_store<V>(cache + c * V, v);
-        }
+                for (int k = 0; k < V; ++k) v[k] = T::load(q.v[k]), sum += v[k];
+                if (cache) smem_store<V>(cache + c * V, v);
+            });
         const float mean = group_sum<WARP>(sum, red) / (float)D;
 
         float sq = 0.0f, dev = 0.0f;
@@ -157,6 +172,7 @@ __global__ void __launch_bounds__(1024)
         float var = (group_sum<WARP>(sq, red) - dev * dev / (float)D) / (float)D;
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
+        const DivBy div(sd);
         if (tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
 
         for (size_t c = tid; c < nchunks; c += G) {
@@ -177,7 +193,7 @@ __global__ void __launch_bounds__(1024)
             }
 #pragma unroll
             for (int k = 0; k < V; ++k) {
-                zo[k] = (v[k] - mean) / sd;
+                zo[k] = div(v[k] - mean);
                 oo[k] = zo[k] * wv[k];
                 if (has_bias) oo[k] += bv[k];
             }
@@ -218,7 +234,7 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V, &info->cuda);
+        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V, true, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 3, es, V);

@@ -8,7 +8,7 @@
  * (float32 path) is x e^x formed in float64, rounded once.
  *
  * Three paths, chosen by the layout folded at creation:
- *  - contiguous (output and input one dense run): 16-byte vectors, 4 a
+ *  - contiguous (output and input one dense run): 16-byte vectors, 2 a
  *    thread with every load issued before the first store, when both
  *    pointers are 16-byte aligned; one element at a time otherwise;
  *  - transposing (the input's unit stride on another dimension than the
@@ -22,6 +22,9 @@
 #include "cuda/common.cuh"
 #include "unary.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 /* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
  * expf, one select and one division here: no divergence within a warp,
  * and the same values as the CPU formulas. */
@@ -29,14 +32,17 @@ __device__ __forceinline__ float sigmoid_c(float x) {
     float e = expf(-fabsf(x));
     return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
+/* silu for x <= -80 (out of line: rare, and its float64 code would raise
+ * every kernel's register count). 1 + e^x == 1 here, and e^x is below
+ * float32's normal range (or nearly): x e^x in float64, rounded once. (The
+ * CPU's (x h) h with h = e^(x/2) would carry twice the 2-ulp error of
+ * CUDA's expf.) */
+__device__ __noinline__ float silu_neg_tail(float x) {
+    if (x == -INFINITY) return -0.0f;
+    return (float)((double)x * exp((double)x));
+}
 __device__ __forceinline__ float silu_c(float x) {
-    if (x <= -80.0f) {
-        if (x == -INFINITY) return -0.0f;
-        /* 1 + e^x == 1 here, and e^x is below float32's normal range (or
-         * nearly): x e^x in float64, rounded once. (The CPU's (x h) h with
-         * h = e^(x/2) would carry twice the 2-ulp error of CUDA's expf.) */
-        return (float)((double)x * exp((double)x));
-    }
+    if (x <= -80.0f) return silu_neg_tail(x);
     float e = expf(-fabsf(x));
     return (x >= 0.0f ? x : x * e) / (1.0f + e);
 }
@@ -68,13 +74,17 @@ __device__ __forceinline__ double silu_c(double x) {
  * which matters: at 2 bytes an element the exact path is issue-bound on
  * H100/H200 (about 30 instructions an element against the ~33 per element
  * the memory rate leaves). */
+/* The rare branches out of line: inlined, their float64 code would set the
+ * register count of every kernel (and with it the occupancy). */
+__device__ __noinline__ float sigmoid_rare(float x) { return sigmoid_c(x); }
+__device__ __noinline__ float silu_rare(float x) { return silu_c(x); }
 __device__ __forceinline__ float sigmoid_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return sigmoid_c(x); /* also NaN */
+    if (!(fabsf(x) < 80.0f)) return sigmoid_rare(x); /* also NaN */
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? 1.0f : e, 1.0f + e);
 }
 __device__ __forceinline__ float silu_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return silu_c(x);
+    if (!(fabsf(x) < 80.0f)) return silu_rare(x);
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
 }
@@ -96,9 +106,8 @@ template <typename T> struct IsHalf { static constexpr bool value = sizeof(typen
  * one-vector loop keeps one load in flight a thread), then the n - nvec * V
  * tail elements. Blocks of blockDim.x * UNROLL vectors; a grid-stride loop
  * over such spans beyond the grid. */
-#define UNROLL 4
-template <typename T, int KIND>
-__global__ void __launch_bounds__(256) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
+template <typename T, int KIND, int UNROLL>
+__global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     typedef typename T::S S;
     typedef typename T::C C;
     constexpr int V = VecWidth<T>::value;
@@ -212,22 +221,93 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
     }
 }
 
+/* The transposing path with 16-byte vectors on both sides (plan: tile_vec;
+ * both extents along p and q and every other stride a multiple of the
+ * vector width V, both pointers 16-byte aligned): a thread loads whole
+ * vectors of V consecutive p for one q, applies the function and spreads
+ * the results over the tile (row q); after the barrier it gathers V
+ * consecutive q for one p from the tile's column p and stores them as one
+ * vector. The tile holds the compute type with an odd row pitch: both
+ * phases see at most 2-way bank conflicts. */
+template <typename T, int KIND>
+__global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_constant__ infiniopEltLayout L, int p,
+                                                             typename T::S *out, const typename T::S *in) {
+    typedef typename T::S S;
+    typedef typename T::C C;
+    constexpr int V = VecWidth<T>::value;
+    constexpr int NV = TILE / V;          /* vectors along one line of the tile */
+    constexpr int PER = TILE * NV / 256;  /* vectors a thread moves in each phase */
+    __shared__ C tile[TILE][TILE + 1];
+    const int q = L.ndim - 1;
+    const size_t P = L.shape[p], Q = L.shape[q];
+    const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
+    size_t nb = 1;
+    for (int d = 0; d < L.ndim; ++d)
+        if (d != p && d != q) nb *= L.shape[d];
+    const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
+    for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
+        ptrdiff_t ib = 0, ob = 0;
+        size_t rest = bi;
+        for (int d = L.ndim - 1; d >= 0; --d) {
+            if (d == p || d == q) continue;
+            const size_t k = rest % L.shape[d];
+            rest /= L.shape[d];
+            ib += (ptrdiff_t)k * L.in_stride[d];
+            ob += (ptrdiff_t)k * L.out_stride[d];
+        }
+        if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
+        Vec<S, V> v[PER];
+#pragma unroll
+        for (int u = 0; u < PER; ++u) {
+            const unsigned i = threadIdx.x + 256u * u, line = i / NV, pv = (i % NV) * V;
+            const size_t pp = p0 + pv, qq = q0 + line;
+            if (pp < P && qq < Q) v[u] = *reinterpret_cast<const Vec<S, V> *>(in + ib + (ptrdiff_t)qq * isq + pp);
+        }
+#pragma unroll
+        for (int u = 0; u < PER; ++u) {
+            const unsigned i = threadIdx.x + 256u * u, line = i / NV, pv = (i % NV) * V;
+#pragma unroll
+            for (int e = 0; e < V; ++e) tile[line][pv + e] = apply_t<KIND, IsHalf<T>::value>(T::load(v[u].v[e]));
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < PER; ++u) {
+            const unsigned i = threadIdx.x + 256u * u, line = i / NV, qv = (i % NV) * V;
+            const size_t pp = p0 + line, qq = q0 + qv;
+            if (pp < P && qq < Q) {
+                Vec<S, V> o;
+#pragma unroll
+                for (int e = 0; e < V; ++e) o.v[e] = T::store(tile[qv + e][line]);
+                *reinterpret_cast<Vec<S, V> *>(out + ob + (ptrdiff_t)pp * osp + qq) = o;
+            }
+        }
+    }
+}
+
 template <typename T, int KIND>
 static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *in, cudaStream_t stream) {
     typedef typename T::S S;
     const infiniopEltLayout &L = info->layout;
     dim3 grid(info->cuda.grid), block(info->cuda.threads);
     if (L.contiguous) {
-        if (infiniop_aligned16(out) && infiniop_aligned16(in))
-            unary_vec_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
-        else
+        if (infiniop_aligned16(out) && infiniop_aligned16(in)) {
+            if (info->cuda.unroll == 2)
+                unary_vec_kernel<T, KIND, 2><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
+            else if (info->cuda.unroll == 8)
+                unary_vec_kernel<T, KIND, 8><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
+            else
+                unary_vec_kernel<T, KIND, 4><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
+        } else
             unary_flat_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
     } else if (info->cuda.tile_p >= 0) {
         const int p = info->cuda.tile_p, q = L.ndim - 1;
         size_t nb = L.n / (L.shape[p] * L.shape[q]);
         dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE),
                 (unsigned)(nb < 65535 ? nb : 65535));
-        unary_tile_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
+        if (info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in))
+            unary_tile_vec_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
+        else
+            unary_tile_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
     } else {
         /* 32-bit indices while i + the grid's stride cannot wrap */
         if (L.n <= ((size_t)1 << 31))
@@ -264,16 +344,43 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
                 break;
             }
     }
-    size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * UNROLL : 1;
+    /* 16-byte vectors on both sides of the tile: the extents along p and q
+     * and every other dimension's strides (in elements) multiples of V */
+    info->cuda.tile_vec = false;
+    if (info->cuda.tile_p >= 0) {
+        const int tp = info->cuda.tile_p, tq = L.ndim - 1;
+        const size_t V = 16 / infiniop_dtype_size(info->dtype);
+        bool ok = L.shape[tp] % V == 0 && L.shape[tq] % V == 0;
+        for (int d = 0; d < L.ndim && ok; ++d) {
+            if (d != tq && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
+            if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
+        }
+        info->cuda.tile_vec = ok;
+    }
+    /* The contiguous path: blocks of `threads` threads, `unroll` vectors a
+     * thread. 128 x 2 measured best on an H200 (bench/NOTES.md, run 12:
+     * silu bf16 16384^2 266 us against 308 for 256 x 4, 282 for 512 x 2,
+     * 495 for 256 x 8; the 2-vector kernel needs ~40 registers, so more
+     * blocks fit a multiprocessor). INFINIOP_CUDA_UNARY="threads,unroll"
+     * overrides (benchmark variants: 128/256/512 and 2/4/8). */
+    unsigned threads = 128, unroll = 2;
+    if (const char *e = getenv("INFINIOP_CUDA_UNARY")) {
+        unsigned t = 0, u = 0;
+        if (sscanf(e, "%u,%u", &t, &u) == 2 && (t == 128 || t == 256 || t == 512) && (u == 2 || u == 4 || u == 8))
+            threads = t, unroll = u;
+    }
+    info->cuda.unroll = unroll;
+    size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * unroll : 1;
+    if (!L.contiguous) threads = THREADS;
     size_t work = (n + per_thread - 1) / per_thread;
-    size_t blocks = (work + THREADS - 1) / THREADS;
+    size_t blocks = (work + threads - 1) / threads;
     /* Enough blocks to fill every SM many times over (the contiguous path:
      * every vector its own thread up to 2^20 blocks, so no thread loops);
      * larger tensors loop. */
     size_t cap = L.contiguous ? ((size_t)1 << 20) : (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / THREADS) * 4;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
-    info->cuda.threads = THREADS;
+    info->cuda.threads = threads;
     info->cuda.grid = (unsigned)blocks;
     return INFINI_STATUS_SUCCESS;
 }
