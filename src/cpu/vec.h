@@ -531,6 +531,24 @@ INFINIOP_ALWAYS_INLINE vf v_div_unit(vf d, v_div_t dv) {
 #endif
     return d / dv.b;
 }
+/* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 one vcvtne2ps2bf16
+ * and one 64-byte store (a whole line for the streaming store) unless
+ * either vector holds a zero exponent (v_to_bf16's subnormal rule). */
+INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool stream) {
+#if defined(__AVX512BF16__) && VL == 16
+    if (t == INFINI_DTYPE_BF16) {
+        __m512i e = _mm512_set1_epi32(0x7f800000);
+        if (__builtin_expect((_mm512_testn_epi32_mask((__m512i)v0, e) | _mm512_testn_epi32_mask((__m512i)v1, e)) == 0, 1)) {
+            __m512i h = (__m512i)_mm512_cvtne2ps_pbh((__m512)v1, (__m512)v0);
+            if (stream && ((uintptr_t)p & 63) == 0) _mm512_stream_si512(p, h);
+            else _mm512_storeu_si512(p, h);
+            return;
+        }
+    }
+#endif
+    v_put(p, t, v0, stream);
+    v_put(V_AT(p, t, VL), t, v1, stream);
+}
 /* Store VL zeros (any dtype: all bits zero). */
 INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
     if (t == INFINI_DTYPE_F32) v_put(p, t, v_splat(0.0f), stream);

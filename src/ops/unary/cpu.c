@@ -63,35 +63,42 @@ INFINIOP_ALWAYS_INLINE double silu_f64(double x) {
     return (x * h) * h;
 }
 
-/* f of the VL elements v, into y (stream: streaming stores). */
-INFINIOP_ALWAYS_INLINE void vec_block(infiniopUnaryKind kind, infiniDtype_t t, void *y, vf v, bool stream) {
-    if (kind == INFINIOP_UNARY_SIGMOID) { /* v_sigmoid takes any input */
-        v_put(y, t, v_sigmoid_h(v, t != INFINI_DTYPE_F32), stream);
-        return;
-    }
-    if (!v_silu_fast(v)) { /* x < -85 (AVX-512) or |x| > 80 (others), or NaN */
+/* f of the VL elements v (half: the result is rounded to F16 or BF16). */
+INFINIOP_ALWAYS_INLINE vf vec_f(infiniopUnaryKind kind, vf v, bool half) {
+    if (kind == INFINIOP_UNARY_SIGMOID) return v_sigmoid_h(v, half); /* any input */
+    if (__builtin_expect(!v_silu_fast(v), 0)) { /* x < -85 (AVX-512) or |x| > 80 (others), or NaN */
         float in[VL], out[VL];
         memcpy(in, &v, sizeof in);
         for (int l = 0; l < VL; ++l) out[l] = silu_f32(in[l]);
         memcpy(&v, out, sizeof out);
-        v_put(y, t, v, stream);
-        return;
+        return v;
     }
-    v_put(y, t, v_silu_h(v, t != INFINI_DTYPE_F32), stream);
+    return v_silu_h(v, half);
 }
 
-/* A unit-stride run of n elements. */
+/* A unit-stride run of n elements, two vectors a step (kind, t and stream
+ * are compile-time constants at each call). */
+INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
+                                      bool stream) {
+    const bool half = t != INFINI_DTYPE_F32;
+    size_t k = 0;
+    for (; k + 2 * VL <= n; k += 2 * VL) {
+        V_PREFETCH(V_CAT(in, t, k));
+        vf a = vec_f(kind, v_load(V_CAT(in, t, k), t), half);
+        vf b = vec_f(kind, v_load(V_CAT(in, t, k + VL), t), half);
+        v_put2(V_AT(out, t, k), t, a, b, stream);
+    }
+    for (; k + VL <= n; k += VL) v_put(V_AT(out, t, k), t, vec_f(kind, v_load(V_CAT(in, t, k), t), half), stream);
+    if (k < n) v_store_n(V_AT(out, t, k), t, vec_f(kind, v_load_n(V_CAT(in, t, k), t, n - k), half), n - k);
+}
 INFINIOP_ALWAYS_INLINE void run_vec(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
                                     bool stream) {
-    size_t k = 0;
-    for (; k + VL <= n; k += VL) {
-        V_PREFETCH(V_CAT(in, t, k));
-        vec_block(kind, t, V_AT(out, t, k), v_load(V_CAT(in, t, k), t), stream);
-    }
-    if (k < n) { /* the tail through a buffer of VL elements */
-        uint32_t tmp[VL];
-        vec_block(kind, t, tmp, v_load_n(V_CAT(in, t, k), t, n - k), false);
-        memcpy(V_AT(out, t, k), tmp, (n - k) * (t == INFINI_DTYPE_F32 ? 4 : 2));
+    if (kind == INFINIOP_UNARY_SILU) {
+        if (stream) run_vec_k(INFINIOP_UNARY_SILU, t, out, in, n, true);
+        else run_vec_k(INFINIOP_UNARY_SILU, t, out, in, n, false);
+    } else {
+        if (stream) run_vec_k(INFINIOP_UNARY_SIGMOID, t, out, in, n, true);
+        else run_vec_k(INFINIOP_UNARY_SIGMOID, t, out, in, n, false);
     }
 }
 
