@@ -114,10 +114,16 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
      * and BF16 outputs e times the correctly rounded 1 / total */
     v_div_t dv = v_div_setup(total);
     vf rcp = v_splat(1.0f / total);
-    for (j = 0; j + VL <= n; j += VL) {
-        vf v = e ? v_load(e + j, INFINI_DTYPE_F32) : v_exp_neg_h(v_load(V_CAT(xr, t, j), t) - m, half);
-        v_put(V_AT(yr, t, j), t, half ? v * rcp : v_div_unit(v, dv), stream);
+#define SM_Y(jj)                                                                                                       \
+    (e ? v_load(e + (jj), INFINI_DTYPE_F32) : v_exp_neg_h(v_load(V_CAT(xr, t, (jj)), t) - m, half))
+#define SM_DIV(v) (half ? (v) * rcp : v_div_unit((v), dv))
+    for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
+        vf a = SM_Y(j), b = SM_Y(j + VL);
+        v_put2(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
     }
+    for (; j + VL <= n; j += VL) v_put(V_AT(yr, t, j), t, SM_DIV(SM_Y(j)), stream);
+#undef SM_Y
+#undef SM_DIV
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
         vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg_h(v_load_n(V_CAT(xr, t, j), t, k) - m, half);

@@ -130,14 +130,22 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
     bool bias = info->has_bias;
+#define LN_Z(jj) (half ? (v_load(V_CAT(x, t, (jj)), t) - mean) * rsd : v_div(v_load(V_CAT(x, t, (jj)), t) - mean, dv))
+#define LN_O(v, jj)                                                                                                    \
+    (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
-    for (; j + VL <= D; j += VL) {
-        vf d = v_load(V_CAT(x, t, j), t) - mean;
-        vf v = half ? d * rsd : v_div(d, dv);
-        vf res = bias ? v_fma(v, v_load(V_CAT(w, wt, j), wt), v_load(V_CAT(b, wt, j), wt)) : v * v_load(V_CAT(w, wt, j), wt);
-        v_put(V_AT(z, t, j), t, v, stream);
-        v_put(V_AT(o, t, j), t, res, stream);
+    for (; j + 2 * VL <= D; j += 2 * VL) {
+        vf v0 = LN_Z(j), v1 = LN_Z(j + VL);
+        v_put2(V_AT(z, t, j), t, v0, v1, stream);
+        v_put2(V_AT(o, t, j), t, LN_O(v0, j), LN_O(v1, j + VL), stream);
     }
+    for (; j + VL <= D; j += VL) {
+        vf v = LN_Z(j);
+        v_put(V_AT(z, t, j), t, v, stream);
+        v_put(V_AT(o, t, j), t, LN_O(v, j), stream);
+    }
+#undef LN_Z
+#undef LN_O
     if (j < D) {
         size_t n = D - j;
         vf d = v_load_n(V_CAT(x, t, j), t, n) - mean;
