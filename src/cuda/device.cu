@@ -153,6 +153,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     }
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
+    q->reg_latency = nrows < sms;
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,

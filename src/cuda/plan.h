@@ -43,6 +43,8 @@ typedef struct {
     unsigned reg_cluster;    /* blocks per row when reg_lanes == 0: 1, or 2..8 (a thread-block cluster) */
     unsigned reg_threads;    /* threads per block */
     unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
+    bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
+                                kernels load every operand in the first round trip */
 } infiniopCudaRowPlan;
 
 /* Elementwise operators (silu, sigmoid). */

@@ -21,7 +21,7 @@
 /* The register path (cuda/rows.cuh; unit-stride w and b): x, w and b are loaded once, all
  * vectors in flight together, and the three phases (mean; deviations;
  * outputs) work on the registers. Same arithmetic as the kernel below. */
-template <typename T, int ITEMS, int MODE>
+template <typename T, int ITEMS, int MODE, bool WB_EARLY>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
                    typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b) {
@@ -36,10 +36,10 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         row_next<MODE>(g, r);
         const typename T::S *x = in + row_off(L, LN_IN, r);
         /* raw vectors: half the registers of float copies for 2-byte types.
-         * Short rows (WB_EARLY: decode shapes, where latency is all) load w
-         * and b with x, in one round trip; long rows read them in the last
-         * phase (cached, every row reads them), which saves the registers. */
-        constexpr bool WB_EARLY = MODE == RG_SUB;
+         * WB_EARLY (decode shapes, plan.reg_latency: latency is all): w and
+         * b are loaded with x, in one round trip; otherwise they are read in
+         * the last phase (cached: every row reads them), which saves the
+         * registers (layer_norm f32 65536x512: 104 vs 140 us, run 13). */
         VT qx[ITEMS], qw[WB_EARLY ? ITEMS : 1], qb[WB_EARLY ? ITEMS : 1];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -106,12 +106,12 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     row_done<MODE>();
 }
 
-template <typename T> struct LnReg {
+template <typename T, bool WB_EARLY> struct LnReg {
     template <int ITEMS, int MODE> struct K {
         static cudaError_t launch(const infiniopLayerNormInfo *info, cudaStream_t s, typename T::S *o,
                                   typename T::S *z, typename T::S *sd, const typename T::S *x, const typename T::S *w,
                                   const typename T::S *b) {
-            return rg_launch(layer_norm_reg<T, ITEMS, MODE>, info->cuda, s, *info, o, z, sd, x, w, b);
+            return rg_launch(layer_norm_reg<T, ITEMS, MODE, WB_EARLY>, info->cuda, s, *info, o, z, sd, x, w, b);
         }
     };
 };
@@ -215,7 +215,8 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (vec && wb_vec && p.reg_items) /* (strided weight or bias: the streaming kernel) */
-        return rg_dispatch<LnReg<T>::template K>(p, info, stream, o, z, sd, x, ws, bs);
+        return p.reg_latency ? rg_dispatch<LnReg<T, true>::template K>(p, info, stream, o, z, sd, x, ws, bs)
+                             : rg_dispatch<LnReg<T, false>::template K>(p, info, stream, o, z, sd, x, ws, bs);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
             layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);
