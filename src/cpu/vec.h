@@ -408,15 +408,32 @@ INFINIOP_ALWAYS_INLINE vf v_exp_poly(vf r, bool half) {
     }
     return v_fma(p, r, v_splat(1.0f));
 }
+#if V_FMA && VL == 16
+/* 2^t for results rounded to a half type next (AVX-512): f = t - floor(t)
+ * in [0, 1) by one vreduceps, a degree-4 relative fit of 2^f (2^-18.4),
+ * and p 2^floor(t) by vscalefps. t itself carries the rounding of x log2e
+ * (2^-24 relative: 2^-16.8 absolute at |t| = 150), so this is for half
+ * outputs only; t must be finite (the callers clamp x). */
+INFINIOP_ALWAYS_INLINE __m512 v_exp2_half_512(__m512 t) {
+    __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(0.01342670526355505f), f, _mm512_set1_ps(0.052242428064346313f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.24128024280071259f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6930448412895203f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, t); /* p 2^floor(t) */
+}
+#endif
 /* v_exp_neg, and with half = true (FMA passes only; a compile-time
- * constant) the degree-4 polynomial for results rounded to a half type:
- * measured within 2^-17.6 relative (bench/vec_check.c). */
+ * constant) for results rounded to a half type: the degree-4 polynomial
+ * (AVX2), or v_exp2_half_512 (AVX-512); measured within 2^-16.5 relative
+ * (bench/vec_check.c). */
 INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
 #if V_FMA && VL == 16
     /* below -104, e^x rounds to 0 (< 2^-150); vmaxps keeps a NaN x (its second operand) */
     __m512 xv = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
+    if (half) return (vf)v_exp2_half_512(_mm512_mul_ps(xv, _mm512_set1_ps(log2e)));
     __m512 t = _mm512_fmadd_ps(xv, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter));
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_hi), xv);
@@ -575,6 +592,7 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x, bool low, bool half) {
     const float shifter = 12582912.0f;
     if (low) x = _mm512_max_ps(_mm512_set1_ps(-88.7f), x); /* NaN: the second operand */
     x = _mm512_min_ps(_mm512_set1_ps(104.0f), x);
+    if (half) return v_exp2_half_512(_mm512_mul_ps(x, _mm512_set1_ps(-log2e))); /* 2^t < 2^128 for x >= -88.7 */
     __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter)); /* -x log2e, rounded to n */
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
     __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(ln2_hi), x); /* -x - n ln2_hi, exact */
