@@ -54,8 +54,11 @@
 #define VL 8
 #endif
 /* Lanes of every float32 sum (and elements per accumulation step), on
- * every instruction set: VN vectors of VL lanes. */
-#define VW 16
+ * every instruction set: VN vectors of VL lanes. 32: at least two
+ * independent accumulators on every instruction set (one 16-lane
+ * accumulator made the sums wait on the adds' 4-cycle latency:
+ * layer_norm's two sum passes ran at 4 cycles per 16 elements each). */
+#define VW 32
 #define VN (VW / VL)
 
 typedef float vf __attribute__((vector_size(4 * VL)));
@@ -114,10 +117,18 @@ INFINIOP_ALWAYS_INLINE bool v_any_gtu(vu a, uint32_t c) {
 #endif
 }
 
-/* Sum of the VW lanes of acc[0..VN-1] (elements j + l of each step in lane
- * l), as a fixed pairwise tree: lanes l and l + 8 first, then l and l + 4,
- * then (0 + 2) + (1 + 3). The same on every instruction set. */
-INFINIOP_ALWAYS_INLINE float v_hsum_w(const vf *acc) {
+/* Sum of the VW = 32 lanes of acc[0..VN-1] (elements j + l of each step in
+ * lane l), as a fixed pairwise tree: lanes l and l + 16 first, then l and
+ * l + 8, l and l + 4, then (0 + 2) + (1 + 3). The same on every
+ * instruction set. */
+INFINIOP_ALWAYS_INLINE float v_hsum_w(const vf *acc_w) {
+    vf acc[2]; /* lanes l + 16 folded onto l: 16 lanes */
+#if VL == 16
+    acc[0] = acc_w[0] + acc_w[1];
+#else
+    acc[0] = acc_w[0] + acc_w[2];
+    acc[1] = acc_w[1] + acc_w[3];
+#endif
 #if defined(__AVX__)
     /* the same tree by shuffles (GCC makes the scalar form ~30 extracts) */
 #if VL == 16
@@ -341,6 +352,11 @@ INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t 
 #define V_PREFETCH_LOC 2
 #endif
 #define V_PREFETCH(p) __builtin_prefetch((const char *)(p) + V_PREFETCH_BYTES, 0, V_PREFETCH_LOC)
+/* V_PREFETCH for each 64-byte line of a step of this many bytes. */
+#define V_PREFETCH_SPAN(p, bytes)                                                                                      \
+    do {                                                                                                               \
+        for (size_t pf_ = 0; pf_ < (size_t)(bytes); pf_ += 64) V_PREFETCH((const char *)(p) + pf_);                    \
+    } while (0)
 
 /* Element pointer arithmetic for a dtype of 2 or 4 bytes. */
 #define V_AT(p, t, j) ((char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))

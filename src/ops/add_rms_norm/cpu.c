@@ -73,8 +73,8 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
         vf acc[VN];
         for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
         for (; j + VW <= j1; j += VW) {
-            V_PREFETCH(V_CAT(p.a, at, j));
-            V_PREFETCH(V_CAT(p.b, at, j));
+            V_PREFETCH_SPAN(V_CAT(p.a, at, j), VW * (at == INFINI_DTYPE_F32 ? 4 : 2));
+            V_PREFETCH_SPAN(V_CAT(p.b, at, j), VW * (at == INFINI_DTYPE_F32 ? 4 : 2));
             for (int k = 0; k < VN; ++k) {
                 vf v = v_load(V_CAT(p.a, at, j + k * VL), at) + v_load(V_CAT(p.b, at, j + k * VL), at);
                 acc[k] += v * v;

@@ -74,12 +74,17 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
 
     /* the maximum of the entries that are not NaN (v_max drops a NaN first
      * operand); a NaN entry makes the sum below NaN, hence the whole row */
-    vf vm = v_splat(-INFINITY);
+    vf vm = v_splat(-INFINITY), vm1 = vm, vm2 = vm, vm3 = vm; /* four chains: vmaxps's latency */
     size_t j = 0;
-    for (; j + VL <= n; j += VL) {
-        V_PREFETCH(V_CAT(xr, t, j));
+    for (; j + 4 * VL <= n; j += 4 * VL) {
+        V_PREFETCH_SPAN(V_CAT(xr, t, j), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
         vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
+        vm1 = v_max(v_load(V_CAT(xr, t, j + VL), t), vm1);
+        vm2 = v_max(v_load(V_CAT(xr, t, j + 2 * VL), t), vm2);
+        vm3 = v_max(v_load(V_CAT(xr, t, j + 3 * VL), t), vm3);
     }
+    vm = v_max(v_max(vm1, vm), v_max(vm3, vm2));
+    for (; j + VL <= n; j += VL) vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
     if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY)), vm);
     float m = v_hmax(vm);
     if (!isfinite(m)) {

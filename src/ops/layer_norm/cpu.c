@@ -8,7 +8,8 @@
  *   var = (sum d^2 - (sum d)^2 / D) / D,   d = x - mean
  * (it matters for rows with a large offset and a small spread), then the
  * outputs. Sums are
- * float32 in 16 lanes per 1024-element block, blocks summed in order; the
+ * float32 lanes per 1024-element block (32 on the vector path, 16 on the
+ * scalar one), blocks summed in order; the
  * vector path forms sum d and sum d^2 in one pass.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
@@ -82,7 +83,7 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
         vf a1[VN], a2[VN];
         for (int k = 0; k < VN; ++k) a1[k] = a2[k] = v_splat(0.0f);
         for (; j + VW <= j1; j += VW) {
-            if (!s2) V_PREFETCH(V_CAT(x, t, j)); /* the first pass reads from memory */
+            if (!s2) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2)); /* the first pass reads memory */
             for (int k = 0; k < VN; ++k) {
                 vf d = v_load(V_CAT(x, t, j + k * VL), t) - shift;
                 a1[k] += d;

@@ -83,8 +83,7 @@ INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, v
     const bool half = t != INFINI_DTYPE_F32;
     size_t k = 0;
     for (; k + 2 * VL <= n; k += 2 * VL) {
-        V_PREFETCH(V_CAT(in, t, k));
-        if (t == INFINI_DTYPE_F32) V_PREFETCH(V_CAT(in, t, k + VL)); /* 128 bytes a step: two lines */
+        V_PREFETCH_SPAN(V_CAT(in, t, k), 2 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
         vf a = vec_f(kind, v_load(V_CAT(in, t, k), t), half);
         vf b = vec_f(kind, v_load(V_CAT(in, t, k + VL), t), half);
         v_put2(V_AT(out, t, k), t, a, b, stream);
