@@ -10,7 +10,9 @@
  * Contiguous rows take the vector path (cpu/vec.h): the maximum, then
  * e = exp(x - m) by v_exp_neg (about 1 ulp; its argument is <= 0), kept
  * in a float32 buffer on the stack while the row fits (recomputed
- * otherwise) and summed in lanes per block, then y = e / sum, correctly
+ * otherwise) and summed in lanes per block, then y = e / sum (two rows
+ * at a time, phase by phase, so that one row's reductions overlap the
+ * other's passes), correctly
  * rounded without a vector division (v_div_unit). A row whose maximum is
  * not finite (+inf, or every visible entry -inf or NaN) is NaN over its
  * visible part, as the scalar formulas give; a NaN among finite entries
@@ -60,22 +62,36 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopCausalSoftmaxInfo *info, infiniDty
 
 #define BUF 8192 /* visible columns kept in the stack buffer (32 KiB) */
 
-INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r, char *y,
-                                    const char *x, bool stream) {
-    const infiniopRowLayout *L = &info->rows;
-    size_t T = L->ncols, n = infiniop_causal_visible(info, r);
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *xr = x + infiniop_row_offset(L, CS_X, r) * es;
-    void *yr = y + infiniop_row_offset(L, CS_Y, r) * es;
-    float buf[BUF];
-    /* F16/BF16 outputs: the degree-4 exp (v_exp_neg_h, 2^-18 relative) */
-    const bool half = t != INFINI_DTYPE_F32;
-    float *e = n <= BUF ? buf : NULL;
+/* One contiguous row through its three phases (maximum, exp and sum,
+ * outputs); rows_body runs two rows phase by phase, so that one row's
+ * reductions (maximum, sum, 1 / sum: each waits for a whole pass) overlap
+ * the other row's pass. */
+typedef struct {
+    const void *x;
+    void *y;
+    size_t n, T; /* visible columns, all columns */
+    float m, total;
+    float *e; /* e^(x - m) of the visible columns, or NULL (recomputed) */
+} smrow_t;
 
-    /* the maximum of the entries that are not NaN (v_max drops a NaN first
-     * operand); a NaN entry makes the sum below NaN, hence the whole row */
+INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r,
+                                    char *y, const char *x, float *buf) {
+    const infiniopRowLayout *L = &info->rows;
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    s->T = L->ncols;
+    s->n = infiniop_causal_visible(info, r);
+    s->x = x + infiniop_row_offset(L, CS_X, r) * es;
+    s->y = y + infiniop_row_offset(L, CS_Y, r) * es;
+    s->e = s->n <= BUF ? buf : NULL;
+    s->m = s->total = 0.0f;
+}
+
+/* The maximum of the entries that are not NaN (v_max drops a NaN first
+ * operand); a NaN entry makes the sum below NaN, hence the whole row. */
+INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
+    const void *xr = s->x;
+    size_t n = s->n, j = 0;
     vf vm = v_splat(-INFINITY), vm1 = vm, vm2 = vm, vm3 = vm; /* four chains: vmaxps's latency */
-    size_t j = 0;
     for (; j + 4 * VL <= n; j += 4 * VL) {
         V_PREFETCH_SPAN(V_CAT(xr, t, j), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
         vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
@@ -86,14 +102,17 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
     vm = v_max(v_max(vm1, vm), v_max(vm3, vm2));
     for (; j + VL <= n; j += VL) vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
     if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY)), vm);
-    float m = v_hmax(vm);
-    if (!isfinite(m)) {
-        for (j = 0; j < n; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, NAN);
-        for (; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, 0.0f);
-        return;
-    }
+    s->m = v_hmax(vm);
+}
 
-    float total = 0.0f;
+/* e = e^(x - m) into the buffer and its sum, in float32 lanes per block.
+ * F16/BF16 outputs: v_exp_neg_h's half variant. */
+INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
+    const bool half = t != INFINI_DTYPE_F32;
+    const void *xr = s->x;
+    float *e = s->e, m = s->m, total = 0.0f;
+    size_t n = s->n, j;
+    if (!isfinite(m)) return;
     for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
         vf acc[VN];
@@ -114,11 +133,28 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopCausalSoftmaxInfo *info, infin
         }
         total += v_hsum_w(acc);
     }
+    s->total = total;
+}
 
+/* y = e / total over the visible columns, zeros over the masked ones; a
+ * row whose maximum is not finite (+inf, or every visible entry -inf or
+ * NaN) is NaN over its visible part, as the scalar formulas give. */
+INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) {
+    const bool half = t != INFINI_DTYPE_F32;
+    const void *xr = s->x;
+    void *yr = s->y;
+    const float *e = s->e;
+    float m = s->m;
+    size_t n = s->n, T = s->T, j;
+    if (!isfinite(m)) {
+        for (j = 0; j < n; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, NAN);
+        for (; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, 0.0f);
+        return;
+    }
     /* e / total: correctly rounded for F32 outputs (v_div_unit); for F16
      * and BF16 outputs e times the correctly rounded 1 / total */
-    v_div_t dv = v_div_setup(total);
-    vf rcp = v_splat(1.0f / total);
+    v_div_t dv = v_div_setup(s->total);
+    vf rcp = v_splat(1.0f / s->total);
 #define SM_Y(jj)                                                                                                       \
     (e ? v_load(e + (jj), INFINI_DTYPE_F32) : v_exp_neg_h(v_load(V_CAT(xr, t, (jj)), t) - m, half))
 #define SM_DIV(v) (half ? (v) * rcp : v_div_unit((v), dv))
@@ -152,11 +188,34 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
+/* Rows [r0, r1) two at a time, phase by phase. */
+INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0, size_t r1) {
+    float bufa[BUF], bufb[BUF];
+    smrow_t a, b;
+    size_t r = r0;
+    for (; r + 2 <= r1; r += 2) {
+        sm_init(&a, c->info, t, r, c->y, c->x, bufa);
+        sm_init(&b, c->info, t, r + 1, c->y, c->x, bufb);
+        sm_max(&a, t);
+        sm_max(&b, t);
+        sm_sum(&a, t);
+        sm_sum(&b, t);
+        sm_out(&a, t, c->stream);
+        sm_out(&b, t, c->stream);
+    }
+    if (r < r1) {
+        sm_init(&a, c->info, t, r, c->y, c->x, bufa);
+        sm_max(&a, t);
+        sm_sum(&a, t);
+        sm_out(&a, t, c->stream);
+    }
+}
+
 INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
     const ctx_t *c = ctx;
     INFINIOP_DISPATCH_HALF_FLOAT(c->info->dtype, DT, {
         if (c->vector) {
-            for (size_t r = r0; r < r1; ++r) row_vec(c->info, DT, r, c->y, c->x, c->stream);
+            rows_vec(c, DT, r0, r1);
             if (c->stream) v_stream_fence();
         } else {
             for (size_t r = r0; r < r1; ++r) row(c->info, DT, r, c->y, c->x);
