@@ -582,6 +582,19 @@ INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool 
     v_put(p, t, v0, stream);
     v_put(V_AT(p, t, VL), t, v1, stream);
 }
+/* Store 2 VL zeros: one 64-byte streaming store for an aligned half-type
+ * pair on AVX-512, else two v_put_zeros. */
+INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream);
+INFINIOP_ALWAYS_INLINE void v_put_zeros2(void *p, infiniDtype_t t, bool stream) {
+#if defined(__AVX512F__) && VL == 16
+    if (t != INFINI_DTYPE_F32 && stream && ((uintptr_t)p & 63) == 0) {
+        _mm512_stream_si512(p, _mm512_setzero_si512());
+        return;
+    }
+#endif
+    v_put_zeros(p, t, stream);
+    v_put_zeros(V_AT(p, t, VL), t, stream);
+}
 /* Store VL zeros (any dtype: all bits zero). */
 INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
     if (t == INFINI_DTYPE_F32) v_put(p, t, v_splat(0.0f), stream);

@@ -72,6 +72,7 @@ typedef struct {
     size_t n, T; /* visible columns, all columns */
     float m, total;
     float *e; /* e^(x - m) of the visible columns, or NULL (recomputed) */
+    bool xbuf; /* e holds x as float32 for the whole vectors (sm_max, half types) */
 } smrow_t;
 
 INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r,
@@ -84,6 +85,12 @@ INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo 
     s->y = y + infiniop_row_offset(L, CS_Y, r) * es;
     s->e = s->n <= BUF ? buf : NULL;
     s->m = s->total = 0.0f;
+    s->xbuf = false;
+}
+
+INFINIOP_ALWAYS_INLINE vf sm_keep(float *e, size_t j, vf v) {
+    if (e) *(vf_u *)(e + j) = v;
+    return v;
 }
 
 /* The maximum of the entries that are not NaN (v_max drops a NaN first
@@ -91,18 +98,23 @@ INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo 
 INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
     const void *xr = s->x;
     size_t n = s->n, j = 0;
+    /* half types: x as float32 into the buffer too, for the next pass */
+    float *e = t != INFINI_DTYPE_F32 ? s->e : NULL;
+#define SM_X(jj) sm_keep(e, (jj), v_load(V_CAT(xr, t, (jj)), t))
     vf vm = v_splat(-INFINITY), vm1 = vm, vm2 = vm, vm3 = vm; /* four chains: vmaxps's latency */
     for (; j + 4 * VL <= n; j += 4 * VL) {
         V_PREFETCH_SPAN(V_CAT(xr, t, j), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
-        vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
-        vm1 = v_max(v_load(V_CAT(xr, t, j + VL), t), vm1);
-        vm2 = v_max(v_load(V_CAT(xr, t, j + 2 * VL), t), vm2);
-        vm3 = v_max(v_load(V_CAT(xr, t, j + 3 * VL), t), vm3);
+        vm = v_max(SM_X(j), vm);
+        vm1 = v_max(SM_X(j + VL), vm1);
+        vm2 = v_max(SM_X(j + 2 * VL), vm2);
+        vm3 = v_max(SM_X(j + 3 * VL), vm3);
     }
     vm = v_max(v_max(vm1, vm), v_max(vm3, vm2));
-    for (; j + VL <= n; j += VL) vm = v_max(v_load(V_CAT(xr, t, j), t), vm);
+    for (; j + VL <= n; j += VL) vm = v_max(SM_X(j), vm);
+#undef SM_X
     if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY)), vm);
     s->m = v_hmax(vm);
+    s->xbuf = e != NULL;
 }
 
 /* e = e^(x - m) into the buffer and its sum, in float32 lanes per block.
@@ -117,12 +129,21 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
         size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
         vf acc[VN];
         for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
-        for (j = j0; j + VW <= j1; j += VW)
-            for (int k = 0; k < VN; ++k) {
-                vf v = v_exp_neg_h(v_load(V_CAT(xr, t, j + k * VL), t) - m, half);
-                if (e) *(vf_u *)(e + j + k * VL) = v;
-                acc[k] += v;
-            }
+        if (s->xbuf) { /* x from the buffer (every whole vector of the row is there) */
+            for (j = j0; j + VW <= j1; j += VW)
+                for (int k = 0; k < VN; ++k) {
+                    vf v = v_exp_neg_h(*(vf_u *)(e + j + k * VL) - m, half);
+                    *(vf_u *)(e + j + k * VL) = v;
+                    acc[k] += v;
+                }
+        } else {
+            for (j = j0; j + VW <= j1; j += VW)
+                for (int k = 0; k < VN; ++k) {
+                    vf v = v_exp_neg_h(v_load(V_CAT(xr, t, j + k * VL), t) - m, half);
+                    if (e) *(vf_u *)(e + j + k * VL) = v;
+                    acc[k] += v;
+                }
+        }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
             ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
             if (w <= 0) break;
@@ -177,6 +198,7 @@ INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool strea
         else v_store_n(V_AT(yr, t, j), t, v, w);
         j += w;
     }
+    for (; j + 2 * VL <= T; j += 2 * VL) v_put_zeros2(V_AT(yr, t, j), t, stream);
     for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
     if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
 }
