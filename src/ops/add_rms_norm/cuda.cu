@@ -99,15 +99,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
-    const unsigned G = WARP ? 32u : blockDim.x;
-    const unsigned tid = WARP ? (threadIdx.x & 31u) : threadIdx.x;
-    const unsigned grp = WARP ? (threadIdx.x >> 5) : 0u;
-    const size_t groups = WARP ? (blockDim.x >> 5) : 1u;
-    float *cache = info.cuda.smem ? reinterpret_cast<float *>(smem4) + grp * D : nullptr;
+    const StreamRows<WARP> sr;
+    const unsigned G = sr.G, tid = sr.tid;
+    float *cache = sr.cache(smem4, info.cuda.smem, D);
     const size_t nchunks = D / V;
     const ptrdiff_t ws = info.w_stride;
 
-    for (size_t r = blockIdx.x * groups + grp; r < L.nrows; r += (size_t)gridDim.x * groups) {
+    for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *ar = a + row_off(L, ARN_A, r);
         const S *br = b + row_off(L, ARN_B, r);
         S *yr = y + row_off(L, ARN_Y, r);

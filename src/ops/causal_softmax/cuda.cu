@@ -130,15 +130,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t Tn = L.ncols;
-    const unsigned G = WARP ? 32u : blockDim.x;
-    const unsigned tid = WARP ? (threadIdx.x & 31u) : threadIdx.x;
-    const unsigned grp = WARP ? (threadIdx.x >> 5) : 0u;
-    const size_t groups = WARP ? (blockDim.x >> 5) : 1u;
-    float *cache = info.cuda.smem ? reinterpret_cast<float *>(smem4) + grp * Tn : nullptr;
+    const StreamRows<WARP> sr;
+    const unsigned G = sr.G, tid = sr.tid;
+    float *cache = sr.cache(smem4, info.cuda.smem, Tn);
     const size_t nchunks = Tn / V;
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
 
-    for (size_t r = blockIdx.x * groups + grp; r < L.nrows; r += (size_t)gridDim.x * groups) {
+    for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *xr = x + row_off(L, CS_X, r);
         S *yr = y + row_off(L, CS_Y, r);
         const size_t n = infiniop_causal_visible(&info, r);

@@ -126,11 +126,9 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
-    const unsigned G = WARP ? 32u : blockDim.x;
-    const unsigned tid = WARP ? (threadIdx.x & 31u) : threadIdx.x;
-    const unsigned grp = WARP ? (threadIdx.x >> 5) : 0u;
-    const size_t groups = WARP ? (blockDim.x >> 5) : 1u;
-    float *cache = info.cuda.smem ? reinterpret_cast<float *>(smem4) + grp * D : nullptr;
+    const StreamRows<WARP> sr;
+    const unsigned G = sr.G, tid = sr.tid;
+    float *cache = sr.cache(smem4, info.cuda.smem, D);
     const size_t nchunks = D / V;
     /* Scalar path: element j of a row at j * column stride (any sign). */
     const ptrdiff_t xs = V == 1 ? L.col_stride[LN_IN] : 1, os = V == 1 ? L.col_stride[LN_OUT] : 1,
@@ -138,7 +136,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const bool has_bias = info.has_bias;
 
-    for (size_t r = blockIdx.x * groups + grp; r < L.nrows; r += (size_t)gridDim.x * groups) {
+    for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *x = in + row_off(L, LN_IN, r);
         S *o = out + row_off(L, LN_OUT, r);
         S *z = stdz + row_off(L, LN_STDZ, r);

@@ -173,6 +173,20 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * 256 threads, 16 elements each per phase, all loads in flight together.
  * The other dimensions go to blockIdx.z (a grid-stride loop). */
 #define TILE 64
+/* Offsets of plane bi (row-major over every dimension but p and q) in the
+ * input and the output: where the tiling kernels' (p, q) plane starts. */
+__device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
+                                           ptrdiff_t *ob) {
+    ptrdiff_t i = 0, o = 0;
+    for (int d = L.ndim - 1; d >= 0; --d) {
+        if (d == p || d == q) continue;
+        const size_t k = bi % L.shape[d];
+        bi /= L.shape[d];
+        i += (ptrdiff_t)k * L.in_stride[d];
+        o += (ptrdiff_t)k * L.out_stride[d];
+    }
+    *ib = i, *ob = o;
+}
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p,
                                                          typename T::S *out, const typename T::S *in) {
@@ -182,20 +196,11 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
     const size_t P = L.shape[p], Q = L.shape[q];
     const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
     const unsigned tx = threadIdx.x & 31u, ty = threadIdx.x >> 5;
-    size_t nb = 1;
-    for (int d = 0; d < L.ndim; ++d)
-        if (d != p && d != q) nb *= L.shape[d];
+    const size_t nb = L.n / (P * Q); /* (p, q) planes; P, Q > 0: empty tensors never launch */
     const ptrdiff_t isp = L.in_stride[p], isq = L.in_stride[q], osp = L.out_stride[p], osq = L.out_stride[q];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
-        ptrdiff_t ib = 0, ob = 0;
-        size_t rest = bi;
-        for (int d = L.ndim - 1; d >= 0; --d) {
-            if (d == p || d == q) continue;
-            const size_t k = rest % L.shape[d];
-            rest /= L.shape[d];
-            ib += (ptrdiff_t)k * L.in_stride[d];
-            ob += (ptrdiff_t)k * L.out_stride[d];
-        }
+        ptrdiff_t ib, ob;
+        tile_bases(L, p, q, bi, &ib, &ob);
         if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
         C v[2][8];
 #pragma unroll
@@ -241,20 +246,11 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
     const int q = L.ndim - 1;
     const size_t P = L.shape[p], Q = L.shape[q];
     const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
-    size_t nb = 1;
-    for (int d = 0; d < L.ndim; ++d)
-        if (d != p && d != q) nb *= L.shape[d];
+    const size_t nb = L.n / (P * Q); /* (p, q) planes; P, Q > 0: empty tensors never launch */
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
-        ptrdiff_t ib = 0, ob = 0;
-        size_t rest = bi;
-        for (int d = L.ndim - 1; d >= 0; --d) {
-            if (d == p || d == q) continue;
-            const size_t k = rest % L.shape[d];
-            rest /= L.shape[d];
-            ib += (ptrdiff_t)k * L.in_stride[d];
-            ob += (ptrdiff_t)k * L.out_stride[d];
-        }
+        ptrdiff_t ib, ob;
+        tile_bases(L, p, q, bi, &ib, &ob);
         if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
         Vec<S, V> v[PER];
 #pragma unroll
