@@ -76,7 +76,8 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
 /* Over a contiguous row: *s1 = sum of d and, when s2, *s2 = sum of d^2,
  * d = x - shift, in VW float32 lanes per BLOCK-element block, blocks summed
  * in order (the scalar row_sum's blocking; both sums in one pass). */
-INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t t, float shift, float *s1, float *s2) {
+INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t t, float shift, float *s1, float *s2,
+                                         float *keep) {
     float t1 = 0.0f, t2 = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
@@ -85,17 +86,20 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
         for (; j + VW <= j1; j += VW) {
             if (!s2) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2)); /* the first pass reads memory */
             for (int k = 0; k < VN; ++k) {
-                vf d = v_load(V_CAT(x, t, j + k * VL), t) - shift;
+                vf v = v_load(V_CAT(x, t, j + k * VL), t);
+                if (keep) *(vf_u *)(keep + j + k * VL) = v;
+                vf d = v - shift;
                 a1[k] += d;
                 if (s2) a2[k] = v_fma(d, d, a2[k]);
             }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
             ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
-            vf d = v_load_upto(V_CAT(x, t, j + k * VL), t, n) - shift;
-            d = v_sel(v_first(n > 0 ? (size_t)n : 0), d, v_splat(0.0f));
+            vf v = v_load_upto(V_CAT(x, t, j + k * VL), t, n);
+            if (keep && n > 0) *(vf_u *)(keep + j + k * VL) = v; /* keep has room for a whole vector */
+            vf d = v_sel(v_first(n > 0 ? (size_t)n : 0), v - shift, v_splat(0.0f));
             a1[k] += d;
-            if (s2) a2[k] += d * d;
+            if (s2) a2[k] = v_fma(d, d, a2[k]);
         }
         t1 += v_hsum_w(a1);
         if (s2) t2 += v_hsum_w(a2);
@@ -108,18 +112,22 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
  * converted them once per task). */
 INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
                                     char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
-                                    bool stream) {
+                                    bool stream, float *xf) {
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x = in + infiniop_row_offset(L, LN_IN, r) * es;
+    const void *x0 = in + infiniop_row_offset(L, LN_IN, r) * es;
     void *o = out + infiniop_row_offset(L, LN_OUT, r) * es;
     void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
 
     float sum, dev, sq;
-    row_sums_vec(x, D, t, 0.0f, &sum, NULL);
+    row_sums_vec(x0, D, t, 0.0f, &sum, NULL, xf);
+    /* xf (half types, rows up to WBUF): the first pass kept x as float32,
+     * the other two read it from there */
+    const void *x = xf ? (const void *)xf : x0;
+    const infiniDtype_t xt = xf ? INFINI_DTYPE_F32 : t;
     float mean = sum / (float)D;
-    row_sums_vec(x, D, t, mean, &dev, &sq);
+    row_sums_vec(x, D, xt, mean, &dev, &sq, NULL);
     float var = (sq - dev * dev / (float)D) / (float)D;
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
@@ -131,7 +139,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
     bool bias = info->has_bias;
-#define LN_Z(jj) (half ? (v_load(V_CAT(x, t, (jj)), t) - mean) * rsd : v_div(v_load(V_CAT(x, t, (jj)), t) - mean, dv))
+#define LN_Z(jj) (half ? (v_load(V_CAT(x, xt, (jj)), xt) - mean) * rsd : v_div(v_load(V_CAT(x, xt, (jj)), xt) - mean, dv))
 #define LN_O(v, jj)                                                                                                    \
     (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
@@ -149,7 +157,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
 #undef LN_O
     if (j < D) {
         size_t n = D - j;
-        vf d = v_load_n(V_CAT(x, t, j), t, n) - mean;
+        vf d = v_load_n(V_CAT(x, xt, j), xt, n) - mean;
         vf v = half ? d * rsd : v_div(d, dv);
         vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
                       : v * v_load_n(V_CAT(w, wt, j), wt, n);
@@ -174,6 +182,7 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
         /* half types: weight and bias as float32, converted once */
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
+        float xf[WBUF + VW] __attribute__((aligned(64)));
         bool bias = c->info->has_bias;
         size_t j = 0;
         for (; j + VL <= D; j += VL) {
@@ -185,10 +194,10 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
             if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)j, T);
         }
         for (size_t r = r0; r < r1; ++r)
-            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
+            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream, xf);
         if (c->stream) v_stream_fence();
     } else if (c->vector) {
-        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
+        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream, NULL);
         if (c->stream) v_stream_fence();
     } else {
         for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
