@@ -671,6 +671,16 @@ INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane |x| <= 80 */
     return !v_any_gtu((vu)x & 0x7fffffffu, 0x42a00000u);
 }
 #endif
+/* v_silu_fast of four vectors at once. */
+INFINIOP_ALWAYS_INLINE bool v_silu_fast4(vf a, vf b, vf c, vf d) {
+#if V_FMA && VL == 16
+    __m512 lim = _mm512_set1_ps(-V_SILU_LIMIT);
+    return (_mm512_cmp_ps_mask((__m512)a, lim, _CMP_NGE_UQ) | _mm512_cmp_ps_mask((__m512)b, lim, _CMP_NGE_UQ) |
+            _mm512_cmp_ps_mask((__m512)c, lim, _CMP_NGE_UQ) | _mm512_cmp_ps_mask((__m512)d, lim, _CMP_NGE_UQ)) == 0;
+#else
+    return v_silu_fast(a) && v_silu_fast(b) && v_silu_fast(c) && v_silu_fast(d);
+#endif
+}
 INFINIOP_ALWAYS_INLINE vf v_silu_h(vf x, bool half) {
 #if V_FMA && VL == 16
     return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x, false, half));

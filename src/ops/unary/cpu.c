@@ -82,11 +82,17 @@ INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, v
                                       bool stream) {
     const bool half = t != INFINI_DTYPE_F32;
     size_t k = 0;
-    for (; k + 2 * VL <= n; k += 2 * VL) {
-        V_PREFETCH_SPAN(V_CAT(in, t, k), 2 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
-        vf a = vec_f(kind, v_load(V_CAT(in, t, k), t), half);
-        vf b = vec_f(kind, v_load(V_CAT(in, t, k + VL), t), half);
-        v_put2(V_AT(out, t, k), t, a, b, stream);
+    for (; k + 4 * VL <= n; k += 4 * VL) {
+        V_PREFETCH_SPAN(V_CAT(in, t, k), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
+        vf x0 = v_load(V_CAT(in, t, k), t), x1 = v_load(V_CAT(in, t, k + VL), t);
+        vf x2 = v_load(V_CAT(in, t, k + 2 * VL), t), x3 = v_load(V_CAT(in, t, k + 3 * VL), t);
+        if (kind == INFINIOP_UNARY_SILU && __builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) {
+            v_put2(V_AT(out, t, k), t, v_silu_h(x0, half), v_silu_h(x1, half), stream);
+            v_put2(V_AT(out, t, k + 2 * VL), t, v_silu_h(x2, half), v_silu_h(x3, half), stream);
+        } else {
+            v_put2(V_AT(out, t, k), t, vec_f(kind, x0, half), vec_f(kind, x1, half), stream);
+            v_put2(V_AT(out, t, k + 2 * VL), t, vec_f(kind, x2, half), vec_f(kind, x3, half), stream);
+        }
     }
     for (; k + VL <= n; k += VL) v_put(V_AT(out, t, k), t, vec_f(kind, v_load(V_CAT(in, t, k), t), half), stream);
     if (k < n) v_store_n(V_AT(out, t, k), t, vec_f(kind, v_load_n(V_CAT(in, t, k), t, n - k), half), n - k);
