@@ -173,6 +173,14 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * 256 threads, 16 elements each per phase, all loads in flight together.
  * The other dimensions go to blockIdx.z (a grid-stride loop). */
 #define TILE 64
+/* Number of (p, q) planes: the product of the other extents (multiplies:
+ * a 64-bit division in every thread cost 18% on silu x.t(), run 15). */
+__device__ __forceinline__ size_t tile_planes(const infiniopEltLayout &L, int p, int q) {
+    size_t nb = 1;
+    for (int d = 0; d < L.ndim; ++d)
+        if (d != p && d != q) nb *= L.shape[d];
+    return nb;
+}
 /* Offsets of plane bi (row-major over every dimension but p and q) in the
  * input and the output: where the tiling kernels' (p, q) plane starts. */
 __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
@@ -196,7 +204,7 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
     const size_t P = L.shape[p], Q = L.shape[q];
     const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
     const unsigned tx = threadIdx.x & 31u, ty = threadIdx.x >> 5;
-    const size_t nb = L.n / (P * Q); /* (p, q) planes; P, Q > 0: empty tensors never launch */
+    const size_t nb = tile_planes(L, p, q);
     const ptrdiff_t isp = L.in_stride[p], isq = L.in_stride[q], osp = L.out_stride[p], osq = L.out_stride[q];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
         ptrdiff_t ib, ob;
@@ -246,7 +254,7 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
     const int q = L.ndim - 1;
     const size_t P = L.shape[p], Q = L.shape[q];
     const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
-    const size_t nb = L.n / (P * Q); /* (p, q) planes; P, Q > 0: empty tensors never launch */
+    const size_t nb = tile_planes(L, p, q);
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
         ptrdiff_t ib, ob;
