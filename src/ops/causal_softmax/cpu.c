@@ -110,6 +110,10 @@ INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
         vm3 = v_max(SM_X(j + 3 * VL), vm3);
     }
     vm = v_max(v_max(vm1, vm), v_max(vm3, vm2));
+    /* the rows V_PREFETCH_BYTES ahead see a few more columns than this
+     * one (the causal mask): their ends would miss without these */
+    V_PREFETCH_SPAN(V_CAT(xr, t, j), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
+    V_PREFETCH_SPAN(V_CAT(xr, t, n), 128);
     for (; j + VL <= n; j += VL) vm = v_max(SM_X(j), vm);
 #undef SM_X
     if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(xr, t, j), t, n - j), v_splat(-INFINITY)), vm);
@@ -149,7 +153,7 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
             if (w <= 0) break;
             vf v = v_exp_neg_h(v_load_upto(V_CAT(xr, t, j + k * VL), t, w) - m, half);
             v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
-            if (e) memcpy(e + j + k * VL, &v, (size_t)(w < VL ? w : VL) * sizeof(float));
+            if (e) *(vf_u *)(e + j + k * VL) = v; /* the buffers have VW floats of room past BUF */
             acc[k] += v;
         }
         total += v_hsum_w(acc);
@@ -212,7 +216,7 @@ typedef struct {
 
 /* Rows [r0, r1) two at a time, phase by phase. */
 INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0, size_t r1) {
-    float bufa[BUF], bufb[BUF];
+    float bufa[BUF + VW], bufb[BUF + VW];
     smrow_t a, b;
     size_t r = r0;
     for (; r + 2 <= r1; r += 2) {
