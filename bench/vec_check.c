@@ -254,6 +254,16 @@ void CHECK_NAME(result_t *r, uint32_t step) {
     s[3] = -0.0f;
     vf e = v_exp_neg(s);
     r->special_ok = e[0] == 1.0f && e[1] == 0.0f && e[2] != e[2] && e[3] == 1.0f;
+    /* SPEC section 3: sigmoid(-inf) = +0, sigmoid(+inf) = 1, NaN stays NaN */
+    vf u = v_splat(0.0f);
+    u[0] = -INFINITY;
+    u[1] = INFINITY;
+    u[2] = NAN;
+    u[3] = -1000.0f;
+    for (int half = 0; half < 2; ++half) {
+        vf g = v_sigmoid_h(u, half);
+        r->special_ok &= g[0] == 0.0f && !signbit(g[0]) && g[1] == 1.0f && g[2] != g[2] && g[3] == 0.0f;
+    }
 }
 
 #if INFINIOP_CPU_PASS == 0

@@ -628,19 +628,22 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x, bool low, bool half) {
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_lo), r);
     return _mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 }
-/* 1 / (1 + e^-x) by vrcp14ps and, unless half, one Newton step. */
+/* 1 / (1 + e^-x) by vrcp14ps and, unless half, one Newton step; low:
+ * x below -88.7 (clamped in v_exp_minus_512) gives +0 (the exact value is
+ * under 2^-126; sigmoid(-inf) = 0). */
 INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x, bool low, bool half) {
     __m512 d = _mm512_add_ps(v_exp_minus_512(x, low, half), _mm512_set1_ps(1.0f));
+    __mmask16 k = low ? _mm512_cmp_ps_mask(x, _mm512_set1_ps(-88.7f), _CMP_NLT_UQ) : (__mmask16)0xffff;
+    if (half) return _mm512_maskz_rcp14_ps(k, d);
     __m512 y = _mm512_rcp14_ps(d);
-    if (half) return y;
-    return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y, y);
+    return _mm512_maskz_fmadd_ps(k, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y, y);
 }
 #endif
 
 /* sigmoid(x), any x: +-inf and NaN give 1, 0 and NaN; below -87.3 the
  * result is within 2^-126 of e^x (0 or a subnormal).
- *  - AVX-512: 1 / (1 + e^-x), x clamped to [-88.7, 104], the division
- *    by vrcp14ps and a Newton step (v_exp_minus_512);
+ *  - AVX-512: 1 / (1 + e^-x), x clamped to [-88.7, 104] (and +0 below
+ *    -88.7), the division by vrcp14ps and a Newton step;
  *  - elsewhere: (x >= 0 ? 1 : e) / (1 + e), e = e^-|x|, by
  *    v_exp_neg and v_div_approx.
  * half (a compile-time constant): the result is rounded to F16 or BF16
