@@ -11,18 +11,25 @@
  *                so the product underflows with one rounding.
  * silu(-inf) is -0 (the limit), silu(+inf) = +inf, NaN stays NaN.
  *
- * F16, BF16 and F32 runs with unit strides take the vector path (cpu/vec.h):
- * the same formulas lane-wise (v_sigmoid, v_silu) with e = v_exp_neg(-|x|),
- * one exp and one division per element, sigmoid = (x >= 0 ? 1 : e) / (1 + e),
- * silu = (x >= 0 ? x : x e) / (1 + e); on the FMA instruction sets the
- * division is a reciprocal estimate with one Newton step (v_div_approx).
- * Measured over float32 inputs (bench/vec_check.c), within 2.6 ulp of the
- * exact value on every instruction set (SPEC: a few ulp; the tests: 4).
- * v_sigmoid takes any input (e^-|x| underflows to 0 or a subnormal, where
- * the result may be off by less than 2^-126, as the tests allow); a silu
- * vector holding any |x| > 80 or NaN (where x e^-|x| nears the subnormal
- * range) is computed by the scalar functions instead. Elements are split
- * over the OpenMP pool in tasks of about INFINIOP_CPU_TASK_BYTES.
+ * F16, BF16 and F32 runs with unit strides take the vector path (cpu/vec.h:
+ * v_sigmoid_h, v_silu_h), four vectors a step, one exp per element:
+ *  - AVX-512: sigmoid = 1 / (1 + e^-x) (x clamped to [-88.7, 104], +0
+ *    below -88.7), silu = x / (1 + e^-x), the division by vrcp14ps and a
+ *    Newton step (F32) or vrcp14ps alone (F16/BF16 outputs, with a shorter
+ *    exp); silu vectors holding any x < -85 or NaN take the scalar formula;
+ *  - AVX2 and generic: the formulas above lane-wise with e = e^-|x|,
+ *    (x >= 0 ? 1 : e) / (1 + e) and (x >= 0 ? x : x e) / (1 + e), by a
+ *    division; silu vectors holding any |x| > 80 or NaN take the scalar
+ *    formula.
+ * Measured over every 7th float32 (bench/vec_check.c), F32 results within
+ * 3.25 ulp of the exact value on every instruction set (generic 2.33/3.25
+ * for sigmoid/silu, AVX2 2.33/3.14, AVX-512 2.41/2.79; SPEC: a few ulp; the
+ * tests: 4 from the correctly rounded value); results rounded to F16/BF16
+ * within 2^-14.1 relative before that rounding, inside one ulp of the type.
+ * Large negative x: sigmoid gives 0 or a value within 2^-126 of e^x (the
+ * tests allow it); silu keeps its tiny result (scalar formula).
+ * Elements are split over the OpenMP pool in tasks of about
+ * INFINIOP_CPU_TASK_BYTES.
  */
 #include "unary.h"
 #include "cpu/vec.h"
