@@ -33,8 +33,8 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopCausalSoftmaxInfo *info, infiniDty
     const infiniopRowLayout *L = &info->rows;
     size_t T = L->ncols, n = infiniop_causal_visible(info, r);
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *xr = x + infiniop_row_offset(L, CS_X, r) * es;
-    void *yr = y + infiniop_row_offset(L, CS_Y, r) * es;
+    const void *xr = x + infiniop_cpu_row_offset(L, CS_X, r) * es;
+    void *yr = y + infiniop_cpu_row_offset(L, CS_Y, r) * es;
     ptrdiff_t xs = L->col_stride[CS_X], ys = L->col_stride[CS_Y];
 
     float m = -INFINITY;
@@ -75,14 +75,16 @@ typedef struct {
     bool xbuf; /* e holds x as float32 for the whole vectors (sm_max, half types) */
 } smrow_t;
 
+/* Row r, whose position in its S x T slice is i = r % S (the caller steps
+ * it without a division). */
 INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r,
-                                    char *y, const char *x, float *buf) {
+                                    size_t i, char *y, const char *x, float *buf) {
     const infiniopRowLayout *L = &info->rows;
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
     s->T = L->ncols;
-    s->n = infiniop_causal_visible(info, r);
-    s->x = x + infiniop_row_offset(L, CS_X, r) * es;
-    s->y = y + infiniop_row_offset(L, CS_Y, r) * es;
+    s->n = i + (L->ncols - info->S) + 1; /* infiniop_causal_visible */
+    s->x = x + infiniop_cpu_row_offset(L, CS_X, r) * es;
+    s->y = y + infiniop_cpu_row_offset(L, CS_Y, r) * es;
     s->e = s->n <= BUF ? buf : NULL;
     s->m = s->total = 0.0f;
     s->xbuf = false;
@@ -218,10 +220,13 @@ typedef struct {
 INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0, size_t r1) {
     float bufa[BUF + VW], bufb[BUF + VW];
     smrow_t a, b;
-    size_t r = r0;
+    size_t r = r0, S = c->info->S, i = r0 % S; /* i: r's row in its slice */
+#define SM_NEXT(i) ((i) + 1 == S ? 0 : (i) + 1)
     for (; r + 2 <= r1; r += 2) {
-        sm_init(&a, c->info, t, r, c->y, c->x, bufa);
-        sm_init(&b, c->info, t, r + 1, c->y, c->x, bufb);
+        sm_init(&a, c->info, t, r, i, c->y, c->x, bufa);
+        i = SM_NEXT(i);
+        sm_init(&b, c->info, t, r + 1, i, c->y, c->x, bufb);
+        i = SM_NEXT(i);
         sm_max(&a, t);
         sm_max(&b, t);
         sm_sum(&a, t);
@@ -229,8 +234,9 @@ INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0,
         sm_out(&a, t, c->stream);
         sm_out(&b, t, c->stream);
     }
+#undef SM_NEXT
     if (r < r1) {
-        sm_init(&a, c->info, t, r, c->y, c->x, bufa);
+        sm_init(&a, c->info, t, r, i, c->y, c->x, bufa);
         sm_max(&a, t);
         sm_sum(&a, t);
         sm_out(&a, t, c->stream);

@@ -53,9 +53,9 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x = in + infiniop_row_offset(L, LN_IN, r) * es;
-    void *o = out + infiniop_row_offset(L, LN_OUT, r) * es;
-    void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
+    const void *x = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
+    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
+    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
     ptrdiff_t xs = L->col_stride[LN_IN], os = L->col_stride[LN_OUT], zs = L->col_stride[LN_STDZ];
 
     float mean = row_sum(x, xs, D, t, 0.0f, 1) / (float)D;
@@ -63,7 +63,7 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     float var = (row_sum(x, xs, D, t, mean, 2) - dev * dev / (float)D) / (float)D;
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
-    infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
+    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
     for (size_t j = 0; j < D; ++j) {
         float v = (infiniop_load_f32(x, (ptrdiff_t)j * xs, t) - mean) / sd;
         float res = v * infiniop_load_f32(w, (ptrdiff_t)j * info->w_stride, t);
@@ -116,9 +116,9 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
     ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x0 = in + infiniop_row_offset(L, LN_IN, r) * es;
-    void *o = out + infiniop_row_offset(L, LN_OUT, r) * es;
-    void *z = stdz + infiniop_row_offset(L, LN_STDZ, r) * es;
+    const void *x0 = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
+    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
+    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
 
     float sum, dev, sq;
     row_sums_vec(x0, D, t, 0.0f, &sum, NULL, xf);
@@ -131,7 +131,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     float var = (sq - dev * dev / (float)D) / (float)D;
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     float sd = sqrtf(var + info->eps);
-    infiniop_store_f32(std, infiniop_row_offset(L, LN_STD, r), t, sd);
+    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
     /* (x - mean) / sd: correctly rounded for F32 outputs (v_div); for F16
      * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
      * ulp, 2^13 below the half types' rounding step) */
