@@ -483,6 +483,23 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
 }
 INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) { return v_exp_neg_h(x, false); }
 
+/* Softmax's e^(x - m) for results rounded to a half type: on AVX-512 one
+ * FMA forms t = x log2e - c, c = RN(m log2e) (the caller's scalar), and
+ * 2^t by v_exp2_half_512: c's rounding shifts every t of the row by the
+ * same amount, a common factor that the division by the row's sum cancels
+ * (it is softmax with m' = c / log2e). t below -160 (x = -inf) gives 0.
+ * Elsewhere v_exp_neg_h(x - m, true). */
+INFINIOP_ALWAYS_INLINE vf v_exp_shifted_half(vf x, float m, float c) {
+#if V_FMA && VL == 16
+    (void)m;
+    __m512 t = _mm512_fmsub_ps((__m512)x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(c));
+    return (vf)v_exp2_half_512(_mm512_max_ps(_mm512_set1_ps(-160.0f), t)); /* NaN: the second operand */
+#else
+    (void)c;
+    return v_exp_neg_h(x - m, true);
+#endif
+}
+
 /* ------------------------------------------------------------ division */
 /* n / d, approximately: on AVX-512, n times the hardware estimate of 1 / d
  * (vrcp14ps, 2^-14 relative) after one Newton step y + y (1 - d y): about

@@ -131,14 +131,15 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
     float *e = s->e, m = s->m, total = 0.0f;
     size_t n = s->n, j;
     if (!isfinite(m)) return;
+    float c = m * 1.44269504088896341f; /* v_exp_shifted_half's shift */
     for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
         vf acc[VN];
         for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
-        if (s->xbuf) { /* x from the buffer (every whole vector of the row is there) */
+        if (s->xbuf) { /* x from the buffer (every whole vector of the row is there); half types */
             for (j = j0; j + VW <= j1; j += VW)
                 for (int k = 0; k < VN; ++k) {
-                    vf v = v_exp_neg_h(*(vf_u *)(e + j + k * VL) - m, half);
+                    vf v = v_exp_shifted_half(*(vf_u *)(e + j + k * VL), m, c);
                     *(vf_u *)(e + j + k * VL) = v;
                     acc[k] += v;
                 }
@@ -153,7 +154,8 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
             ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
             if (w <= 0) break;
-            vf v = v_exp_neg_h(v_load_upto(V_CAT(xr, t, j + k * VL), t, w) - m, half);
+            vf xv = v_load_upto(V_CAT(xr, t, j + k * VL), t, w);
+            vf v = s->xbuf ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, half);
             v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
             if (e) *(vf_u *)(e + j + k * VL) = v; /* the buffers have VW floats of room past BUF */
             acc[k] += v;
