@@ -90,7 +90,7 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * everywhere, =wide everywhere with 1 vector a thread first (benchmark
  * variants); default: short rows and decode shapes, and long rows where the
  * operator asks (long_rows_reg: layer_norm, whose register kernel reads w
- * and b late and won, 130 vs 156 us on bf16 16384x4096, run 12; causal
+ * and b late and won, 130 vs 156 us on bf16 16384x4096, run 13; causal
  * softmax rows of at most 256 vectors, 180 vs 187 us on bf16 2048). */
 static int reg_policy(void) {
     static int policy = -1;

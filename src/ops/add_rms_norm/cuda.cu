@@ -112,20 +112,17 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         S *rr = res + row_off(L, ARN_RES, r);
 
         float ss = 0.0f;
-        struct AB {
-            Vec<S, V> a, b;
-        };
-        chunks_batched<1, AB>(
-            tid, G, nchunks, [&](size_t c) { return AB{load_raw<S, V>(ar + c * V), load_raw<S, V>(br + c * V)}; },
-            [&](size_t c, const AB &q) {
-                float va[V];
+        for (size_t c = tid; c < nchunks; c += G) {
+            float va[V], vb[V];
+            load_chunk<A, V>(ar + c * V, va);
+            load_chunk<A, V>(br + c * V, vb);
 #pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    va[k] = A::load(q.a.v[k]) + A::load(q.b.v[k]);
-                    ss += va[k] * va[k];
-                }
-                if (cache) smem_store<V>(cache + c * V, va);
-            });
+            for (int k = 0; k < V; ++k) {
+                va[k] += vb[k];
+                ss += va[k] * va[k];
+            }
+            if (cache) smem_store<V>(cache + c * V, va);
+        }
         ss = group_sum<WARP>(ss, red);
         const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
 

@@ -103,9 +103,12 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
-            if (c < nchunks) {
-                cs_chunk_out<V>(v[k], inv, c < vchunks ? n - c * V : 0);
+            if (c < vchunks) {
+                cs_chunk_out<V>(v[k], inv, n - c * V);
                 store_chunk<T, V>(yr + c * V, v[k]);
+            } else if (c < nchunks) { /* masked: never loaded */
+                const float zero[V] = {};
+                store_chunk<T, V>(yr + c * V, zero);
             }
         }
     }

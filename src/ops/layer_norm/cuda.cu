@@ -18,9 +18,11 @@
 #include "cuda/rows.cuh"
 #include "layer_norm.h"
 
-/* The register path (cuda/rows.cuh; unit-stride w and b): x, w and b are loaded once, all
- * vectors in flight together, and the three phases (mean; deviations;
- * outputs) work on the registers. Same arithmetic as the kernel below. */
+/* The register path (cuda/rows.cuh; unit-stride w and b): x is loaded once,
+ * all its vectors in flight together, and the three phases (mean;
+ * deviations; outputs) work on the registers; w and b come with x for
+ * decode shapes (WB_EARLY), in the output phase otherwise. Same arithmetic
+ * as the kernel below. */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
@@ -39,7 +41,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
          * WB_EARLY (decode shapes, plan.reg_latency: latency is all): w and
          * b are loaded with x, in one round trip; otherwise they are read in
          * the last phase (cached: every row reads them), which saves the
-         * registers (layer_norm f32 65536x512: 104 vs 140 us, run 13). */
+         * registers (layer_norm f32 65536x512: 104 vs 140 us; bench/NOTES.md). */
         VT qx[ITEMS], qw[WB_EARLY ? ITEMS : 1], qb[WB_EARLY ? ITEMS : 1];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -142,14 +144,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         S *z = stdz + row_off(L, LN_STDZ, r);
 
         float sum = 0.0f;
-        chunks_batched<1, Vec<S, V>>(
-            tid, G, nchunks, [&](size_t c) { return load_raw<S, V>(x + (ptrdiff_t)c * V * xs); },
-            [&](size_t c, const Vec<S, V> &q) {
-                float v[V];
+        for (size_t c = tid; c < nchunks; c += G) {
+            float v[V];
+            load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-                for (int k = 0; k < V; ++k) v[k] = T::load(q.v[k]), sum += v[k];
-                if (cache) smem_store<V>(cache + c * V, v);
-            });
+            for (int k = 0; k < V; ++k) sum += v[k];
+            if (cache) smem_store<V>(cache + c * V, v);
+        }
         const float mean = group_sum<WARP>(sum, red) / (float)D;
 
         float sq = 0.0f, dev = 0.0f;

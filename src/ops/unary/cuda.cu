@@ -362,7 +362,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         info->cuda.tile_vec = ok;
     }
     /* The contiguous path: blocks of `threads` threads, `unroll` vectors a
-     * thread. 128 x 2 measured best on an H200 (bench/NOTES.md, run 12:
+     * thread. 128 x 2 measured best on an H200 (bench/NOTES.md, run 13:
      * silu bf16 16384^2 266 us against 308 for 256 x 4, 282 for 512 x 2,
      * 495 for 256 x 8; the 2-vector kernel needs ~40 registers, so more
      * blocks fit a multiprocessor). INFINIOP_CUDA_UNARY="threads,unroll"
