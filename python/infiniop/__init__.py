@@ -8,6 +8,7 @@ found on first use; see :func:`load_library` for where they are looked for.
 
 from ._errors import Device, DType, InfiniopError, Status
 from ._lib import ENV_VAR, LibraryNotFoundError, library_path, load_library
+from . import _ops
 from ._ops import (
     add_rms_norm,
     cache_info,
@@ -24,15 +25,8 @@ from ._ops import (
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "add_rms_norm",
-    "layer_norm",
-    "causal_softmax",
-    "causal_softmax_",
-    "silu",
-    "silu_",
-    "sigmoid",
-    "sigmoid_",
+# the operators and cache helpers (_ops.__all__), then the rest of the API
+__all__ = _ops.__all__ + [
     "InfiniopError",
     "LibraryNotFoundError",
     "Status",
@@ -40,8 +34,5 @@ __all__ = [
     "DType",
     "load_library",
     "library_path",
-    "clear_cache",
-    "cache_info",
-    "device_count",
     "ENV_VAR",
 ]
