@@ -41,7 +41,7 @@ infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
     L->ndims = m;
     for (int d = 0; d < m; ++d) {
         L->shape[d] = shp[d];
-        for (int t = 0; t < ntensors; ++t) L->stride[t][d] = str[t][d];
+        for (int t = 0; t < ntensors; ++t) L->stride[d][t] = str[t][d];
     }
     return INFINI_STATUS_SUCCESS;
 }

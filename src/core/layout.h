@@ -31,14 +31,19 @@ extern "C" {
 
 #define INFINIOP_MAX_ROW_TENSORS 4
 
+/* Field order matters to the GPU kernels, which take the struct by value
+ * (kernel parameters live in constant memory, and each constant-cache line
+ * a kernel touches first costs a miss that stalls the warp): what a kernel
+ * reads on the common path (nrows, ncols, ndims and each tensor's stride of
+ * the first row dimension, stride[0][t]) lies in the first 56 bytes. */
 typedef struct {
     size_t nrows;                /* product of the row dimensions */
     size_t ncols;                /* N, the length of each row */
     int ntensors;
     int ndims;                   /* merged row dimensions (0: at most one row) */
-    size_t shape[INFINIOP_MAX_DIMS];
-    ptrdiff_t stride[INFINIOP_MAX_ROW_TENSORS][INFINIOP_MAX_DIMS];
+    ptrdiff_t stride[INFINIOP_MAX_DIMS][INFINIOP_MAX_ROW_TENSORS]; /* [dimension][tensor] */
     ptrdiff_t col_stride[INFINIOP_MAX_ROW_TENSORS]; /* 0 for rows-only tensors */
+    size_t shape[INFINIOP_MAX_DIMS];
 } infiniopRowLayout;
 
 /* Build a row layout. row_shape has nrowdims entries; row_strides[t] points
@@ -56,7 +61,7 @@ INFINIOP_HD ptrdiff_t infiniop_row_offset(const infiniopRowLayout *L, int t, siz
     ptrdiff_t off = 0;
     for (int d = L->ndims - 1; d >= 0; --d) {
         size_t n = L->shape[d];
-        off += (ptrdiff_t)(r % n) * L->stride[t][d];
+        off += (ptrdiff_t)(r % n) * L->stride[d][t];
         r /= n;
     }
     return off;

@@ -104,7 +104,7 @@ infiniopCpuIsa infiniop_cpu_isa(void);
  * a 64-bit division per tensor per row was ~15% of a short causal softmax
  * row. */
 INFINIOP_ALWAYS_INLINE ptrdiff_t infiniop_cpu_row_offset(const infiniopRowLayout *L, int t, size_t r) {
-    if (L->ndims == 1) return (ptrdiff_t)r * L->stride[t][0];
+    if (L->ndims == 1) return (ptrdiff_t)r * L->stride[0][t];
     return infiniop_row_offset(L, t, r);
 }
 

@@ -100,6 +100,17 @@ template <typename S, int V> __device__ __forceinline__ Vec<S, V> load_raw(const
     }
 }
 
+/* Makes the compiler forget what it knows of v's bits (no instruction is
+ * emitted): values it derived from v earlier are then recomputed rather
+ * than kept alive, which is what a kernel wants when registers are scarcer
+ * than the few instructions a conversion takes. */
+template <typename S, int V> __device__ __forceinline__ void forget(Vec<S, V> &v) {
+    static_assert(sizeof(v) % 4 == 0, "whole 32-bit words");
+    uint32_t *w = reinterpret_cast<uint32_t *>(&v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(v) / 4); ++i) asm volatile("" : "+r"(w[i]));
+}
+
 /* Chunks c = first, first + step, ... below end, B at a time: the B loads
  * of a batch are issued before the first is used. (A loop whose body stores
  * to shared or global memory keeps one load in flight a thread: the
@@ -245,7 +256,7 @@ template <bool WARP> struct StreamRows {
 /* Element offset of row r of tensor t of a row layout (one row dimension,
  * the common case, without divisions). */
 __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
-    if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[t][0];
+    if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
     return infiniop_row_offset(&L, t, r);
 }
 
@@ -287,12 +298,19 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
 
 static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* What an operator's register-path kernels offer the planner (measured per
+ * operator; bench/NOTES.md):
+ *  - REG_LONG: the register kernel is the faster one for long rows too;
+ *  - REG_WARP8: it is instantiated with 8 vectors a thread in the
+ *    warp-per-row form (rg_dispatch<K, 8>), so rows of up to 256 vectors
+ *    can go a warp each, without block barriers. */
+enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2 };
+
 /* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
- * vec_elems: elements per 16-byte vector of the activation dtype.
- * long_rows_reg: the operator's register-path kernel is the faster one for
- * long rows too (measured per operator; bench/NOTES.md). */
+ * vec_elems: elements per 16-byte vector of the activation dtype;
+ * reg_flags: INFINIOP_CUDA_REG_* above. */
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
-                                       bool long_rows_reg, infiniopCudaRowPlan *plan);
+                                       unsigned reg_flags, infiniopCudaRowPlan *plan);
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,
  * BF16 or F32; the caller has validated dt). */
@@ -312,7 +330,7 @@ static inline bool infiniop_rows_vec_ok(const infiniopRowLayout *L, const int *t
         int t = ts[i];
         if (L->col_stride[t] != 1) return false;
         for (int d = 0; d < L->ndims; ++d)
-            if (((size_t)L->stride[t][d] * esize) % 16 != 0) return false;
+            if (((size_t)L->stride[d][t] * esize) % 16 != 0) return false;
     }
     return true;
 }

@@ -72,6 +72,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  *    two that holds the row in at most 4 vectors a thread, 1 vector a
  *    thread when it can), blocks of 256 threads, halved while the grid
  *    would not give every SM two blocks (decode shapes: spread the rows);
+ *    up to 256 vectors (8 a thread, a warp a row) where the operator has
+ *    that kernel (INFINIOP_CUDA_REG_WARP8) and the rows fill the GPU;
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
  *    least 128 threads (2, then 1, otherwise) when there are rows enough to
  *    fill the GPU; with fewer rows than SMs (latency matters, the memory
@@ -101,20 +103,47 @@ static int reg_policy(void) {
     return policy;
 }
 
-static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, bool long_rows_reg,
+/* INFINIOP_CUDA_REG_ITEMS=1|2|4 (benchmark variants): rows of one block
+ * each take that many vectors a thread when the block allows. */
+static size_t reg_items_override(void) {
+    static int items = -1;
+    if (items < 0) {
+        const char *e = getenv("INFINIOP_CUDA_REG_ITEMS");
+        int v = e ? atoi(e) : 0;
+        items = v == 1 || v == 2 || v == 4 ? v : 0;
+    }
+    return (size_t)items;
+}
+
+/* INFINIOP_CUDA_REG_WARP8=0 (benchmark variants): no 8-vector warp rows. */
+static bool reg_warp8_allowed(void) {
+    static int ok = -1;
+    if (ok < 0) {
+        const char *e = getenv("INFINIOP_CUDA_REG_WARP8");
+        ok = !(e && !strcmp(e, "0"));
+    }
+    return ok != 0;
+}
+
+static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
                      infiniopCudaRowPlan *q) {
     q->reg_items = 0;
     if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
     const int policy = reg_policy();
-    if (policy == 1 && nrows >= sms && vecs > 32 && !long_rows_reg) return; /* the streaming kernel */
+    if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
+        return; /* the streaming kernel */
+    /* A warp per row up to 8 vectors a thread when the operator has that
+     * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
+    const size_t warp_vecs =
+        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && reg_warp8_allowed() ? 256 : 128;
     size_t blocks;
-    if (vecs <= 128) {
+    if (vecs <= warp_vecs) {
         unsigned lanes = 1;
         while (lanes < 32 && lanes < vecs) lanes *= 2;
         size_t items = (vecs + lanes - 1) / lanes;
-        items = items <= 1 ? 1 : items <= 2 ? 2 : 4;
+        items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
         unsigned threads = 256;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
         q->reg_items = (unsigned)items;
@@ -126,8 +155,9 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         const bool latency = nrows < sms || policy == 3;
         size_t items = 0, threads = 0;
         const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
+        const size_t forced = reg_items_override();
         for (int i = 0; i < 3; ++i) {
-            size_t it = latency ? order_lat[i] : order_tp[i];
+            size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
             size_t t = ((vecs + it - 1) / it + 31) / 32 * 32;
             size_t tmax = it >= 2 ? 512 : 1024; /* RG_MAX_THREADS */
             if (t > tmax) continue;
@@ -157,7 +187,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
-                                       bool long_rows_reg, infiniopCudaRowPlan *plan) {
+                                       unsigned reg_flags, infiniopCudaRowPlan *plan) {
     infiniopCudaProps p;
     infiniStatus_t st = infiniop_cuda_device_props(device, &p);
     if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
@@ -191,7 +221,7 @@ infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows,
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;
-    plan_reg(p, nrows, ncols, vec_elems, long_rows_reg, &q);
+    plan_reg(p, nrows, ncols, vec_elems, reg_flags, &q);
     *plan = q;
     return INFINI_STATUS_SUCCESS;
 }

@@ -37,7 +37,7 @@ typedef struct {
      * holds `reg_items` vectors of the row in registers, so the row is read
      * from global memory once and every phase reuses it. reg_items == 0: off
      * (the fields above are used). */
-    unsigned reg_items;      /* vectors per thread: 1, 2 or 4 */
+    unsigned reg_items;      /* vectors per thread: 1, 2 or 4; 8 in the warp form (INFINIOP_CUDA_REG_WARP8) */
     unsigned reg_lanes;      /* 1..32 (power of two): threads per row, rows packed into warps;
                                 0: a whole block per row, or a cluster of blocks */
     unsigned reg_cluster;    /* blocks per row when reg_lanes == 0: 1, or 2..8 (a thread-block cluster) */

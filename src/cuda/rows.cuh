@@ -159,12 +159,14 @@ static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan
 }
 
 /* Chooses and launches the kernel instance for the plan's items and group
- * form: K<ITEMS, MODE>::launch(args...) is called. */
-template <template <int, int> class K, typename... Args>
+ * form: K<ITEMS, MODE>::launch(args...) is called. SUB8 == 8: the operator
+ * also has 8 vectors a thread in the warp form (INFINIOP_CUDA_REG_WARP8). */
+template <template <int, int> class K, int SUB8 = 4, typename... Args>
 static cudaError_t rg_dispatch(const infiniopCudaRowPlan &p, Args... args) {
     const int mode = p.reg_lanes ? RG_SUB : (p.reg_cluster > 1 ? RG_CLUSTER : RG_BLOCK);
 #define RG_CASE(I, M)                                                                                                  \
     if (p.reg_items == I && mode == M) return K<I, M>::launch(args...);
+    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB)
     RG_CASE(1, RG_SUB) RG_CASE(2, RG_SUB) RG_CASE(4, RG_SUB)
     RG_CASE(1, RG_BLOCK) RG_CASE(2, RG_BLOCK) RG_CASE(4, RG_BLOCK)
     RG_CASE(1, RG_CLUSTER) RG_CASE(2, RG_CLUSTER) RG_CASE(4, RG_CLUSTER)

@@ -15,12 +15,14 @@ extern "C" {
 /* Tensor numbers in the row layout. */
 enum { ARN_Y = 0, ARN_RES = 1, ARN_A = 2, ARN_B = 3 };
 
+/* The GPU kernels take this by value: the scalars they read come first,
+ * then the row layout, whose hot fields lead (core/layout.h). */
 typedef struct {
-    infiniopRowLayout rows;  /* y, residual_out, a, b: col_stride is 1 (or D == 1) */
+    float epsilon;
     infiniDtype_t atype;     /* a, b, y, residual_out */
     infiniDtype_t wtype;     /* weight */
     ptrdiff_t w_stride;
-    float epsilon;
+    infiniopRowLayout rows;  /* y, residual_out, a, b: col_stride is 1 (or D == 1) */
     infiniopSpan span[5];    /* y, residual_out, a, b, weight */
     bool same_layout[2][2];  /* [y, residual_out][a, b]: exact in-place allowed */
     infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */

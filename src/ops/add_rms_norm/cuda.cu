@@ -20,13 +20,13 @@
  * phase. Same arithmetic as the streaming kernel below. */
 template <typename A, typename W, int ITEMS, int MODE>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
-    add_rms_norm_reg(const __grid_constant__ infiniopAddRMSNormInfo info, typename A::S *y, typename A::S *res,
-                     const typename A::S *a, const typename A::S *b, const typename W::S *w) {
+    add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
+                     const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
     constexpr int V = VecWidth<A>::value;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols, nchunks = D / V;
-    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    const RowGroup g = row_group<MODE>(lanes);
     typedef Vec<typename A::S, V> VA;
     typedef Vec<typename W::S, V> VW;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
@@ -84,16 +84,17 @@ template <typename A, typename W> struct ArnReg {
         static cudaError_t launch(const infiniopAddRMSNormInfo *info, cudaStream_t s, typename A::S *y,
                                   typename A::S *res, const typename A::S *a, const typename A::S *b,
                                   const typename W::S *w) {
-            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE>, info->cuda, s, *info, y, res, a, b, w);
+            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE>, info->cuda, s, y, res, a, b, w, info->cuda.reg_lanes,
+                             *info);
         }
     };
 };
 
 template <typename A, typename W, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
-    add_rms_norm_kernel(const __grid_constant__ infiniopAddRMSNormInfo info, typename A::S *y,
-                        typename A::S *res, const typename A::S *a, const typename A::S *b,
-                        const typename W::S *w, bool w_vec) {
+    add_rms_norm_kernel(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
+                        const typename W::S *w, bool w_vec, size_t smem,
+                        const __grid_constant__ infiniopAddRMSNormInfo info) {
     typedef typename A::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -101,7 +102,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t D = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, info.cuda.smem, D);
+    float *cache = sr.cache(smem4, smem, D);
     const size_t nchunks = D / V;
     const ptrdiff_t ws = info.w_stride;
 
@@ -169,14 +170,14 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
         return rg_dispatch<ArnReg<A, W>::template K>(p, info, stream, ys, rs, as, bs, wp);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
-            add_rms_norm_kernel<A, W, V, true><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, w_vec);
+            add_rms_norm_kernel<A, W, V, true><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, w_vec, p.smem, *info);
         else
-            add_rms_norm_kernel<A, W, 1, true><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, false);
+            add_rms_norm_kernel<A, W, 1, true><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, false, p.smem, *info);
     } else {
         if (vec)
-            add_rms_norm_kernel<A, W, V, false><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, w_vec);
+            add_rms_norm_kernel<A, W, V, false><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, w_vec, p.smem, *info);
         else
-            add_rms_norm_kernel<A, W, 1, false><<<grid, block, p.smem, stream>>>(*info, ys, rs, as, bs, wp, false);
+            add_rms_norm_kernel<A, W, 1, false><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, false, p.smem, *info);
     }
     return cudaGetLastError();
 }
@@ -196,7 +197,7 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
     size_t es = infiniop_dtype_size(info->atype);
     int V = (int)(16 / es);
     infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
-                                                false, &info->cuda);
+                                                0, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 4, es, V);

@@ -14,10 +14,12 @@ extern "C" {
 
 enum { CS_Y = 0, CS_X = 1 };
 
+/* The GPU kernels take this by value: the scalars they read come first,
+ * then the row layout, whose hot fields lead (core/layout.h). */
 typedef struct {
-    infiniopRowLayout rows;  /* y, x: rows are [..., S], row length T */
-    infiniDtype_t dtype;
     size_t S;                /* row r is query r % S: it sees columns j <= r % S + (T - S) */
+    infiniDtype_t dtype;
+    infiniopRowLayout rows;  /* y, x: rows are [..., S], row length T */
     infiniopSpan span[2];    /* y, x */
     bool same_layout;        /* y exactly like x: in-place allowed */
     infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */

@@ -64,48 +64,72 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
 }
 
 /* The register path (cuda/rows.cuh): the visible vectors of x are loaded
- * once (masked vectors are never read), all in flight together; max, exp
- * and the sum work on the registers; y is written whole, masked vectors as
- * 16-byte zeros. Same arithmetic as the kernel below. */
+ * once (masked vectors are never read), all in flight together, and kept
+ * as raw vectors (for 2-byte types half the registers of float copies: 8
+ * vectors a thread in the warp form stay under ~70 registers); max, the
+ * sum of exp and the outputs are computed from them, exp(x - m) once more
+ * for the outputs (cheaper than the registers to keep it). y is written
+ * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
+ * below. */
 template <typename T, int ITEMS, int MODE>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
-    causal_softmax_reg(const __grid_constant__ infiniopCausalSoftmaxInfo info, typename T::S *y,
-                       const typename T::S *x) {
+    causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
+                       const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     constexpr int V = VecWidth<T>::value;
+    typedef Vec<typename T::S, V> VT;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
-    const size_t nchunks = L.ncols / V;
-    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    /* 32-bit column arithmetic: a register-path row is at most a few
+     * thousand vectors (cuda/device.cu) */
+    const unsigned nchunks = (unsigned)(L.ncols / V);
+    const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename T::S *xr = x + row_off(L, CS_X, r);
-        const size_t n = infiniop_causal_visible(&info, r);
-        const size_t vchunks = (n + V - 1) / V;
-        float v[ITEMS][V];
+        const unsigned n = (unsigned)infiniop_causal_visible(&info, r);
+        const unsigned vchunks = (n + V - 1) / V;
+        VT q[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const unsigned c = g.tid + (unsigned)k * g.G;
+            if (c < vchunks) q[k] = *reinterpret_cast<const VT *>(xr + c * V);
+        }
         float m = -INFINITY;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) {
-                load_chunk<T, V>(xr + c * V, v[k]);
-                m = cs_chunk_max<V>(v[k], n - c * V, m);
+                float v[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[e] = T::load(q[k].v[e]);
+                m = cs_chunk_max<V>(v, n - c * V, m);
             }
         }
         m = rg_reduce<MODE, true>(g, m, &sc, 0);
         float sum = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
-            if (c < vchunks) sum = cs_chunk_exp<V>(v[k], m, n - c * V, sum);
+            const unsigned c = g.tid + (unsigned)k * g.G;
+            if (c < vchunks) {
+                forget(q[k]); /* convert again rather than keep float copies live across the reduction */
+                float v[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[e] = T::load(q[k].v[e]);
+                sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
+            }
         }
         const float inv = 1.0f / rg_reduce<MODE, false>(g, sum, &sc, 1);
         typename T::S *yr = y + row_off(L, CS_Y, r);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) {
-                cs_chunk_out<V>(v[k], inv, n - c * V);
-                store_chunk<T, V>(yr + c * V, v[k]);
+                forget(q[k]); /* recompute exp rather than keep phase 2's values live */
+                float v[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[e] = __expf(T::load(q[k].v[e]) - m);
+                cs_chunk_out<V>(v, inv, n - c * V);
+                store_chunk<T, V>(yr + c * V, v);
             } else if (c < nchunks) { /* masked: never loaded */
                 const float zero[V] = {};
                 store_chunk<T, V>(yr + c * V, zero);
@@ -119,15 +143,15 @@ template <typename T> struct CsReg {
     template <int ITEMS, int MODE> struct K {
         static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, cudaStream_t s, typename T::S *y,
                                   const typename T::S *x) {
-            return rg_launch(causal_softmax_reg<T, ITEMS, MODE>, info->cuda, s, *info, y, x);
+            return rg_launch(causal_softmax_reg<T, ITEMS, MODE>, info->cuda, s, y, x, info->cuda.reg_lanes, *info);
         }
     };
 };
 
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
-    causal_softmax_kernel(const __grid_constant__ infiniopCausalSoftmaxInfo info, typename T::S *y,
-                          const typename T::S *x) {
+    causal_softmax_kernel(typename T::S *y, const typename T::S *x, size_t smem,
+                          const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     typedef typename T::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -135,7 +159,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t Tn = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, info.cuda.smem, Tn);
+    float *cache = sr.cache(smem4, smem, Tn);
     const size_t nchunks = Tn / V;
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
 
@@ -196,17 +220,17 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
     const infiniopCudaRowPlan &p = info->cuda;
     bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
     dim3 grid(p.grid), block(p.threads);
-    if (vec && p.reg_items) return rg_dispatch<CsReg<T>::template K>(p, info, stream, (S *)y, (const S *)x);
+    if (vec && p.reg_items) return rg_dispatch<CsReg<T>::template K, 8>(p, info, stream, (S *)y, (const S *)x);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
-            causal_softmax_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, (S *)y, (const S *)x);
+            causal_softmax_kernel<T, V, true><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
         else
-            causal_softmax_kernel<T, 1, true><<<grid, block, p.smem, stream>>>(*info, (S *)y, (const S *)x);
+            causal_softmax_kernel<T, 1, true><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
     } else {
         if (vec)
-            causal_softmax_kernel<T, V, false><<<grid, block, p.smem, stream>>>(*info, (S *)y, (const S *)x);
+            causal_softmax_kernel<T, V, false><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
         else
-            causal_softmax_kernel<T, 1, false><<<grid, block, p.smem, stream>>>(*info, (S *)y, (const S *)x);
+            causal_softmax_kernel<T, 1, false><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
     }
     return cudaGetLastError();
 }
@@ -216,7 +240,9 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     int V = (int)(16 / es);
     infiniStatus_t st =
         infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V,
-                                info->rows.ncols / (size_t)V <= 256, &info->cuda);
+                                (info->rows.ncols / (size_t)V <= 256 ? INFINIOP_CUDA_REG_LONG : 0u) |
+                                    INFINIOP_CUDA_REG_WARP8,
+                                &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[2] = {CS_Y, CS_X};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 2, es, V);

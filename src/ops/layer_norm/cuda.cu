@@ -25,13 +25,14 @@
  * as the kernel below. */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
-    layer_norm_reg(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
-                   typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b) {
+    layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
+                   const typename T::S *w, const typename T::S *b, unsigned lanes,
+                   const __grid_constant__ infiniopLayerNormInfo info) {
     constexpr int V = VecWidth<T>::value;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols, nchunks = D / V;
-    const RowGroup g = row_group<MODE>(info.cuda.reg_lanes);
+    const RowGroup g = row_group<MODE>(lanes);
     const bool has_bias = info.has_bias;
     typedef Vec<typename T::S, V> VT;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
@@ -113,16 +114,17 @@ template <typename T, bool WB_EARLY> struct LnReg {
         static cudaError_t launch(const infiniopLayerNormInfo *info, cudaStream_t s, typename T::S *o,
                                   typename T::S *z, typename T::S *sd, const typename T::S *x, const typename T::S *w,
                                   const typename T::S *b) {
-            return rg_launch(layer_norm_reg<T, ITEMS, MODE, WB_EARLY>, info->cuda, s, *info, o, z, sd, x, w, b);
+            return rg_launch(layer_norm_reg<T, ITEMS, MODE, WB_EARLY>, info->cuda, s, o, z, sd, x, w, b,
+                             info->cuda.reg_lanes, *info);
         }
     };
 };
 
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
-    layer_norm_kernel(const __grid_constant__ infiniopLayerNormInfo info, typename T::S *out, typename T::S *stdz,
-                      typename T::S *stdv, const typename T::S *in, const typename T::S *w, const typename T::S *b,
-                      bool wb_vec) {
+    layer_norm_kernel(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
+                      const typename T::S *w, const typename T::S *b, bool wb_vec, size_t smem,
+                      const __grid_constant__ infiniopLayerNormInfo info) {
     typedef typename T::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -130,7 +132,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t D = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, info.cuda.smem, D);
+    float *cache = sr.cache(smem4, smem, D);
     const size_t nchunks = D / V;
     /* Scalar path: element j of a row at j * column stride (any sign). */
     const ptrdiff_t xs = V == 1 ? L.col_stride[LN_IN] : 1, os = V == 1 ? L.col_stride[LN_OUT] : 1,
@@ -218,14 +220,14 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
                              : rg_dispatch<LnReg<T, false>::template K>(p, info, stream, o, z, sd, x, ws, bs);
     if (p.mode == INFINIOP_CUDA_ROW_WARP) {
         if (vec)
-            layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);
+            layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, wb_vec, p.smem, *info);
         else
-            layer_norm_kernel<T, 1, true><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, false);
+            layer_norm_kernel<T, 1, true><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, false, p.smem, *info);
     } else {
         if (vec)
-            layer_norm_kernel<T, V, false><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, wb_vec);
+            layer_norm_kernel<T, V, false><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, wb_vec, p.smem, *info);
         else
-            layer_norm_kernel<T, 1, false><<<grid, block, p.smem, stream>>>(*info, o, z, sd, x, ws, bs, false);
+            layer_norm_kernel<T, 1, false><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, false, p.smem, *info);
     }
     return cudaGetLastError();
 }
@@ -234,7 +236,8 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V, true, &info->cuda);
+        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+                                INFINIOP_CUDA_REG_LONG, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};
     info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 3, es, V);

@@ -15,12 +15,14 @@ extern "C" {
 /* Tensor numbers in the row layout (LN_STD has one value per row). */
 enum { LN_OUT = 0, LN_STDZ = 1, LN_IN = 2, LN_STD = 3 };
 
+/* The GPU kernels take this by value: the scalars they read come first,
+ * then the row layout, whose hot fields lead (core/layout.h). */
 typedef struct {
-    infiniopRowLayout rows;  /* output, input_standardization, input, input_std_deviation */
-    infiniDtype_t dtype;     /* every tensor */
-    ptrdiff_t w_stride, b_stride;
-    bool has_bias;
     float eps;
+    bool has_bias;
+    infiniDtype_t dtype;     /* every tensor */
+    infiniopRowLayout rows;  /* output, input_standardization, input, input_std_deviation */
+    ptrdiff_t w_stride, b_stride;
     infiniopSpan span[6];    /* output, input_standardization, input_std_deviation, input, weight, bias */
     bool same_layout[2];     /* output / input_standardization exactly like input */
     infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */
