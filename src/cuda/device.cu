@@ -68,7 +68,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
  * vecs = ncols / vec_elems vectors a row.
- *  - vecs <= 128: `lanes` threads of a warp per row (the smallest power of
+ *  - vecs <= 128 (with fewer rows than SMs: vecs <= 32): `lanes` threads
+ *    of a warp per row (the smallest power of
  *    two that holds the row in at most 4 vectors a thread, 1 vector a
  *    thread when it can), blocks of 256 threads, halved while the grid
  *    would not give every SM two blocks (decode shapes: spread the rows);
@@ -91,38 +92,34 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * reduction and stores of the next). INFINIOP_CUDA_REG=all takes it
  * everywhere, =wide everywhere with 1 vector a thread first (benchmark
  * variants); default: short rows and decode shapes, and long rows where the
- * operator asks (long_rows_reg: layer_norm, whose register kernel reads w
- * and b late and won, 130 vs 156 us on bf16 16384x4096, run 13; causal
- * softmax rows of at most 256 vectors, 180 vs 187 us on bf16 2048). */
-static int reg_policy(void) {
-    static int policy = -1;
-    if (policy < 0) {
-        const char *e = getenv("INFINIOP_CUDA_REG");
-        policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
-    }
-    return policy;
-}
+ * operator asks (INFINIOP_CUDA_REG_LONG: layer_norm, whose register kernel
+ * reads w and b late and won, 130 vs 156 us on bf16 16384x4096, run 13;
+ * causal softmax rows of at most 256 vectors, 180 vs 187 us on bf16 2048).
+ *
+ * Benchmark knobs, read once: INFINIOP_CUDA_REG (above);
+ * INFINIOP_CUDA_REG_ITEMS=1|2|4: rows of one block each take that many
+ * vectors a thread when the block allows; INFINIOP_CUDA_REG_CLUSTER=2..8:
+ * rows of decode shapes (fewer rows than SMs) go to a cluster of that
+ * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows. */
+static struct {
+    int policy;       /* 1 default, 2 all, 3 wide */
+    size_t items;     /* 0: the planner's choice */
+    size_t cluster;   /* 0: the planner's choice */
+    bool warp8;
+} knobs;
+static std::once_flag knobs_once;
 
-/* INFINIOP_CUDA_REG_ITEMS=1|2|4 (benchmark variants): rows of one block
- * each take that many vectors a thread when the block allows. */
-static size_t reg_items_override(void) {
-    static int items = -1;
-    if (items < 0) {
-        const char *e = getenv("INFINIOP_CUDA_REG_ITEMS");
-        int v = e ? atoi(e) : 0;
-        items = v == 1 || v == 2 || v == 4 ? v : 0;
-    }
-    return (size_t)items;
-}
-
-/* INFINIOP_CUDA_REG_WARP8=0 (benchmark variants): no 8-vector warp rows. */
-static bool reg_warp8_allowed(void) {
-    static int ok = -1;
-    if (ok < 0) {
-        const char *e = getenv("INFINIOP_CUDA_REG_WARP8");
-        ok = !(e && !strcmp(e, "0"));
-    }
-    return ok != 0;
+static void read_knobs(void) {
+    const char *e = getenv("INFINIOP_CUDA_REG");
+    knobs.policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
+    e = getenv("INFINIOP_CUDA_REG_ITEMS");
+    int v = e ? atoi(e) : 0;
+    knobs.items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
+    e = getenv("INFINIOP_CUDA_REG_CLUSTER");
+    v = e ? atoi(e) : 0;
+    knobs.cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
+    e = getenv("INFINIOP_CUDA_REG_WARP8");
+    knobs.warp8 = !(e && !strcmp(e, "0"));
 }
 
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
@@ -131,15 +128,20 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
-    const int policy = reg_policy();
+    std::call_once(knobs_once, read_knobs);
+    const int policy = knobs.policy;
     if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
      * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
     const size_t warp_vecs =
-        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && reg_warp8_allowed() ? 256 : 128;
+        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && knobs.warp8 ? 256 : 128;
+    /* Fewer rows than SMs: a row of more than 32 vectors is spread over a
+     * block, a vector a thread, rather than held by one warp (layer_norm
+     * f16 8x768 in one warp: ~1000 dependent instructions, 5.5k cycles). */
+    const bool spread = nrows < sms && vecs > 32;
     size_t blocks;
-    if (vecs <= warp_vecs) {
+    if (vecs <= warp_vecs && !spread) {
         unsigned lanes = 1;
         while (lanes < 32 && lanes < vecs) lanes *= 2;
         size_t items = (vecs + lanes - 1) / lanes;
@@ -155,17 +157,18 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         const bool latency = nrows < sms || policy == 3;
         size_t items = 0, threads = 0;
         const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
-        const size_t forced = reg_items_override();
+        const size_t forced = knobs.items;
+        const size_t kc = knobs.cluster && p.cc_major >= 9 && nrows < sms ? knobs.cluster : 1;
         for (int i = 0; i < 3; ++i) {
             size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
-            size_t t = ((vecs + it - 1) / it + 31) / 32 * 32;
+            size_t t = ((vecs + it * kc - 1) / (it * kc) + 31) / 32 * 32;
             size_t tmax = it >= 2 ? 512 : 1024; /* RG_MAX_THREADS */
             if (t > tmax) continue;
             if (!latency && t < 128 && it > 1) continue;
             items = it, threads = t;
             break;
         }
-        unsigned cl = 1;
+        unsigned cl = (unsigned)kc;
         if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
             if (p.cc_major < 9) return;
             if (policy == 1 && nrows >= sms) return; /* clusters lost to streaming with many rows */
