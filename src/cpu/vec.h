@@ -199,13 +199,22 @@ INFINIOP_ALWAYS_INLINE vh v_to_bf16(vf f) {
 #endif
 }
 
+/* F16 -> float32 as the hardware converts (vcvtph2ps, exact, except that a
+ * signalling NaN comes back quiet: mantissa bit 22 set); elsewhere
+ * v_from_f16. */
+INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h);
+INFINIOP_ALWAYS_INLINE vf v_from_f16_quiet(vh h) {
+#if defined(__F16C__) && VL == 16 && defined(__AVX512F__)
+    return (vf)_mm512_cvtph_ps((__m256i)h);
+#elif defined(__F16C__) && VL == 8
+    return (vf)_mm256_cvtph_ps((__m128i)h);
+#else
+    return v_from_f16(h);
+#endif
+}
 INFINIOP_ALWAYS_INLINE vf v_from_f16(vh h) {
 #if defined(__F16C__) && (VL == 8 || defined(__AVX512F__))
-#if VL == 16
-    vf r = (vf)_mm512_cvtph_ps((__m256i)h); /* exact */
-#else
-    vf r = (vf)_mm256_cvtph_ps((__m128i)h);
-#endif
+    vf r = v_from_f16_quiet(h);
     /* vcvtph2ps quiets signalling NaNs (sets mantissa bit 22); dtype.h
      * keeps the payload as it is: bit 22 from the half's bit 9 (vectors
      * holding a NaN only: the test is one compare) */
@@ -252,10 +261,14 @@ INFINIOP_ALWAYS_INLINE vh v_to_f16(vf f) {
 }
 
 /* ------------------------------------------------------------ loads, stores */
-/* VL elements of dtype t at p (unaligned), as float. */
+/* VL elements of dtype t at p (unaligned), as float. A signalling F16 NaN
+ * comes back quiet (v_from_f16_quiet: the NaN test and fix-up of
+ * v_from_f16 were two of sigmoid f16's ~21 operations a vector): every
+ * kernel computes with what it loads, and its arithmetic would quiet the
+ * NaN anyway, keeping the payload. */
 INFINIOP_ALWAYS_INLINE vf v_load(const void *p, infiniDtype_t t) {
     switch (t) {
-    case INFINI_DTYPE_F16: return v_from_f16(*(const vh_u *)p);
+    case INFINI_DTYPE_F16: return v_from_f16_quiet(*(const vh_u *)p);
     case INFINI_DTYPE_BF16: return v_from_bf16(*(const vh_u *)p);
     default: return *(const vf_u *)p;
     }
@@ -316,7 +329,7 @@ INFINIOP_ALWAYS_INLINE vf v_load_n(const void *p, infiniDtype_t t, size_t n) {
     __mmask16 k = (__mmask16)((1u << n) - 1u); /* masked loads: no fault beyond the n elements */
     if (t == INFINI_DTYPE_F32) return (vf)_mm512_maskz_loadu_ps(k, p);
     vh h = (vh)_mm256_maskz_loadu_epi16(k, p);
-    return t == INFINI_DTYPE_F16 ? v_from_f16(h) : v_from_bf16(h);
+    return t == INFINI_DTYPE_F16 ? v_from_f16_quiet(h) : v_from_bf16(h);
 #endif
     uint32_t tmp[VL] = {0};
     memcpy(tmp, p, n * (t == INFINI_DTYPE_F32 ? 4 : 2));
@@ -429,7 +442,8 @@ INFINIOP_ALWAYS_INLINE vf v_exp_poly(vf r, bool half) {
  * in [0, 1) by one vreduceps, a degree-4 relative fit of 2^f (2^-18.4),
  * and p 2^floor(t) by vscalefps. t itself carries the rounding of x log2e
  * (2^-24 relative: 2^-16.8 absolute at |t| = 150), so this is for half
- * outputs only; t must be finite (the callers clamp x). */
+ * outputs only. Any t: vreduceps gives 0 for t = +-inf (and |t| >= 2^23),
+ * so +inf gives +inf, -inf gives 0, NaN stays NaN. */
 INFINIOP_ALWAYS_INLINE __m512 v_exp2_half_512(__m512 t) {
     __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(0.01342670526355505f), f, _mm512_set1_ps(0.052242428064346313f));
@@ -487,13 +501,13 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) { return v_exp_neg_h(x, false); }
  * FMA forms t = x log2e - c, c = RN(m log2e) (the caller's scalar), and
  * 2^t by v_exp2_half_512: c's rounding shifts every t of the row by the
  * same amount, a common factor that the division by the row's sum cancels
- * (it is softmax with m' = c / log2e). t below -160 (x = -inf) gives 0.
+ * (it is softmax with m' = c / log2e). x = -inf gives 0.
  * Elsewhere v_exp_neg_h(x - m, true). */
 INFINIOP_ALWAYS_INLINE vf v_exp_shifted_half(vf x, float m, float c) {
 #if V_FMA && VL == 16
     (void)m;
     __m512 t = _mm512_fmsub_ps((__m512)x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(c));
-    return (vf)v_exp2_half_512(_mm512_max_ps(_mm512_set1_ps(-160.0f), t)); /* NaN: the second operand */
+    return (vf)v_exp2_half_512(t); /* t = -inf (x = -inf): 0; NaN stays NaN */
 #else
     (void)c;
     return v_exp_neg_h(x - m, true);
@@ -588,8 +602,12 @@ INFINIOP_ALWAYS_INLINE vf v_div_unit(vf d, v_div_t dv) {
 INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool stream) {
 #if defined(__AVX512BF16__) && VL == 16
     if (t == INFINI_DTYPE_BF16) {
+        /* every lane of both a nonzero exponent: two vptestmd, the second
+         * masked by the first, and one kortest (the or of two vptestnmd
+         * masks went through general registers: two more operations) */
         __m512i e = _mm512_set1_epi32(0x7f800000);
-        if (__builtin_expect((_mm512_testn_epi32_mask((__m512i)v0, e) | _mm512_testn_epi32_mask((__m512i)v1, e)) == 0, 1)) {
+        __mmask16 k = _mm512_mask_test_epi32_mask(_mm512_test_epi32_mask((__m512i)v0, e), (__m512i)v1, e);
+        if (__builtin_expect(_kortestc_mask16_u8(k, k), 1)) {
             __m512i h = (__m512i)_mm512_cvtne2ps_pbh((__m512)v1, (__m512)v0);
             if (stream && ((uintptr_t)p & 63) == 0) _mm512_stream_si512(p, h);
             else _mm512_storeu_si512(p, h);
@@ -633,13 +651,15 @@ INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
 /* AVX-512: e^-x for x clamped to [-88.7, 104] (e^88.7 < FLT_MAX: 1 + e
  * stays finite; above 104 it is 0; low = false: the caller knows x >=
  * -88.7), NaN kept: v_exp_neg's steps on -x, the negation folded into
- * the FMAs. */
+ * the FMAs. half: no clamps, any x: v_exp2_half_512 of t = -x log2e
+ * (vreduceps gives 0 for t = +-inf and for |t| >= 2^23, vscalefps then
+ * +inf or 0: e^-x overflows to +inf below x = -88.7 and is 0 above 103.3). */
 INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x, bool low, bool half) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f;
+    if (half) return v_exp2_half_512(_mm512_mul_ps(x, _mm512_set1_ps(-log2e)));
     if (low) x = _mm512_max_ps(_mm512_set1_ps(-88.7f), x); /* NaN: the second operand */
     x = _mm512_min_ps(_mm512_set1_ps(104.0f), x);
-    if (half) return v_exp2_half_512(_mm512_mul_ps(x, _mm512_set1_ps(-log2e))); /* 2^t < 2^128 for x >= -88.7 */
     __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter)); /* -x log2e, rounded to n */
     __m512 n = _mm512_sub_ps(t, _mm512_set1_ps(shifter));
     __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(ln2_hi), x); /* -x - n ln2_hi, exact */
@@ -648,11 +668,12 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp_minus_512(__m512 x, bool low, bool half) {
 }
 /* 1 / (1 + e^-x) by vrcp14ps and, unless half, one Newton step; low:
  * x below -88.7 (clamped in v_exp_minus_512) gives +0 (the exact value is
- * under 2^-126; sigmoid(-inf) = 0). */
+ * under 2^-126; sigmoid(-inf) = 0); half: vrcp14ps of 1 + e^-x = +inf
+ * is that +0, of a sum above 2^126 0 or a subnormal under 2^-126. */
 INFINIOP_ALWAYS_INLINE __m512 v_sigmoid_512(__m512 x, bool low, bool half) {
     __m512 d = _mm512_add_ps(v_exp_minus_512(x, low, half), _mm512_set1_ps(1.0f));
+    if (half) return _mm512_rcp14_ps(d);
     __mmask16 k = low ? _mm512_cmp_ps_mask(x, _mm512_set1_ps(-88.7f), _CMP_NLT_UQ) : (__mmask16)0xffff;
-    if (half) return _mm512_maskz_rcp14_ps(k, d);
     __m512 y = _mm512_rcp14_ps(d);
     return _mm512_maskz_fmadd_ps(k, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y, y);
 }
@@ -695,9 +716,14 @@ INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane |x| <= 80 */
 /* v_silu_fast of four vectors at once. */
 INFINIOP_ALWAYS_INLINE bool v_silu_fast4(vf a, vf b, vf c, vf d) {
 #if V_FMA && VL == 16
+    /* x >= -85 in every lane: four compares, each masked by the last, and
+     * one kortest (no mask moves to general registers) */
     __m512 lim = _mm512_set1_ps(-V_SILU_LIMIT);
-    return (_mm512_cmp_ps_mask((__m512)a, lim, _CMP_NGE_UQ) | _mm512_cmp_ps_mask((__m512)b, lim, _CMP_NGE_UQ) |
-            _mm512_cmp_ps_mask((__m512)c, lim, _CMP_NGE_UQ) | _mm512_cmp_ps_mask((__m512)d, lim, _CMP_NGE_UQ)) == 0;
+    __mmask16 k = _mm512_cmp_ps_mask((__m512)a, lim, _CMP_GE_OQ);
+    k = _mm512_mask_cmp_ps_mask(k, (__m512)b, lim, _CMP_GE_OQ);
+    k = _mm512_mask_cmp_ps_mask(k, (__m512)c, lim, _CMP_GE_OQ);
+    k = _mm512_mask_cmp_ps_mask(k, (__m512)d, lim, _CMP_GE_OQ);
+    return _kortestc_mask16_u8(k, k);
 #else
     return v_silu_fast(a) && v_silu_fast(b) && v_silu_fast(c) && v_silu_fast(d);
 #endif
