@@ -78,8 +78,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
  *    least 128 threads (2, then 1, otherwise) when there are rows enough to
  *    fill the GPU; with fewer rows than SMs (latency matters, the memory
- *    system is idle) 1 vector a thread while the block allows (1024
- *    threads), then 2, then 4;
+ *    system is idle) 1 vector a thread while that takes at most 512
+ *    threads, then 2, then 4;
  *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
  *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later);
  *  - longer still: off (the streaming kernel). */
@@ -94,18 +94,23 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * variants); default: short rows and decode shapes, and long rows where the
  * operator asks (INFINIOP_CUDA_REG_LONG: layer_norm, whose register kernel
  * reads w and b late and won, 130 vs 156 us on bf16 16384x4096, run 13;
- * causal softmax rows of at most 256 vectors, 180 vs 187 us on bf16 2048).
+ * causal softmax, every row a block holds: f32 (8,512,4608) 43.1 vs 51.6
+ * us, session 3 run 4; add_rms_norm rows of at most 512 vectors: f16
+ * 4096x4096 35.2 vs 39.2 us, same run, while 1024-vector rows lost, 374 vs
+ * 288 us on bf16 16384x8192, run 9).
  *
  * Benchmark knobs, read once: INFINIOP_CUDA_REG (above);
  * INFINIOP_CUDA_REG_ITEMS=1|2|4: rows of one block each take that many
  * vectors a thread when the block allows; INFINIOP_CUDA_REG_CLUSTER=2..8:
  * rows of decode shapes (fewer rows than SMs) go to a cluster of that
- * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows. */
+ * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows;
+ * INFINIOP_CUDA_PDL=1: programmatic dependent launch (plan.reg_pdl). */
 static struct {
     int policy;       /* 1 default, 2 all, 3 wide */
     size_t items;     /* 0: the planner's choice */
     size_t cluster;   /* 0: the planner's choice */
     bool warp8;
+    bool pdl;
 } knobs;
 static std::once_flag knobs_once;
 
@@ -120,6 +125,8 @@ static void read_knobs(void) {
     knobs.cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
     e = getenv("INFINIOP_CUDA_REG_WARP8");
     knobs.warp8 = !(e && !strcmp(e, "0"));
+    e = getenv("INFINIOP_CUDA_PDL");
+    knobs.pdl = e && !strcmp(e, "1");
 }
 
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
@@ -162,7 +169,10 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         for (int i = 0; i < 3; ++i) {
             size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
             size_t t = ((vecs + it * kc - 1) / (it * kc) + 31) / 32 * 32;
-            size_t tmax = it >= 2 ? 512 : 1024; /* RG_MAX_THREADS */
+            /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
+             * rather than blocks over 512 threads (softmax f16 32x8192:
+             * 3.16 vs 3.39 us) */
+            size_t tmax = it >= 2 || nrows < sms ? 512 : 1024;
             if (t > tmax) continue;
             if (!latency && t < 128 && it > 1) continue;
             items = it, threads = t;
@@ -187,6 +197,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
     q->reg_latency = nrows < sms;
+    q->reg_pdl = knobs.pdl && p.cc_major >= 9;
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,

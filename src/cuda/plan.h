@@ -45,6 +45,8 @@ typedef struct {
     unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
     bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
                                 kernels load every operand in the first round trip */
+    bool reg_pdl;            /* launch with programmatic stream serialization (Hopper and later; the
+                                kernels wait for the previous grid: cuda/rows.cuh) */
 } infiniopCudaRowPlan;
 
 /* Elementwise operators (silu, sigmoid). */

@@ -51,7 +51,23 @@ struct RowScratch {
     float part[RG_MAX_RED];
 };
 
+/* Programmatic dependent launch (Hopper; plan.reg_pdl): the kernel may
+ * start while the previous kernel of the stream finishes, and waits here,
+ * before its first global memory access, until that kernel has completed
+ * and its writes are visible; it lets the next kernel of the stream start
+ * its own launch at once (that kernel waits for this one in turn). Without
+ * PDL both are no-ops. */
+__device__ __forceinline__ void rg_grid_dependency(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/* The row group of this thread; called first by every register-path
+ * kernel (it also settles the grid dependency above). */
 template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
+    rg_grid_dependency();
     RowGroup g;
     g.lanes = lanes;
     g.mask = 0xffffffffu;
@@ -146,15 +162,22 @@ static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan
     cfg.blockDim = dim3(p.reg_threads);
     cfg.dynamicSmemBytes = 0;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
     if (p.reg_lanes == 0 && p.reg_cluster > 1) {
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = p.reg_cluster;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = p.reg_cluster;
+        attr[n].val.clusterDim.y = 1;
+        attr[n].val.clusterDim.z = 1;
+        ++n;
     }
+    if (p.reg_pdl) {
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n].val.programmaticStreamSerializationAllowed = 1;
+        ++n;
+    }
+    cfg.attrs = n ? attr : nullptr;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
 }
 

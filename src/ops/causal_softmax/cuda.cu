@@ -240,8 +240,7 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     int V = (int)(16 / es);
     infiniStatus_t st =
         infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V,
-                                (info->rows.ncols / (size_t)V <= 256 ? INFINIOP_CUDA_REG_LONG : 0u) |
-                                    INFINIOP_CUDA_REG_WARP8,
+                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
                                 &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[2] = {CS_Y, CS_X};
