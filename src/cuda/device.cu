@@ -104,7 +104,7 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * vectors a thread when the block allows; INFINIOP_CUDA_REG_CLUSTER=2..8:
  * rows of decode shapes (fewer rows than SMs) go to a cluster of that
  * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows;
- * INFINIOP_CUDA_PDL=1: programmatic dependent launch (plan.reg_pdl). */
+ * INFINIOP_CUDA_PDL=0: no programmatic dependent launch (plan.reg_pdl). */
 static struct {
     int policy;       /* 1 default, 2 all, 3 wide */
     size_t items;     /* 0: the planner's choice */
@@ -126,7 +126,7 @@ static void read_knobs(void) {
     e = getenv("INFINIOP_CUDA_REG_WARP8");
     knobs.warp8 = !(e && !strcmp(e, "0"));
     e = getenv("INFINIOP_CUDA_PDL");
-    knobs.pdl = e && !strcmp(e, "1");
+    knobs.pdl = !(e && !strcmp(e, "0"));
 }
 
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,

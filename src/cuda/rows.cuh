@@ -178,7 +178,13 @@ static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan
     }
     cfg.attrs = n ? attr : nullptr;
     cfg.numAttrs = n;
-    return cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+    if (err != cudaSuccess && p.reg_pdl) { /* a driver without PDL: launch plainly */
+        cudaGetLastError();
+        cfg.numAttrs = n - 1;
+        err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+    }
+    return err;
 }
 
 /* Chooses and launches the kernel instance for the plan's items and group

@@ -10,7 +10,8 @@
  *      ones.
  * The kernels are bound by instruction issue, not memory, unless each
  * element costs only a handful of instructions, so:
- *  - exp is __expf(x - m): the difference is formed exactly rounded first
+ *  - exp is ex2.approx((x - m) log2 e) (cs_exp below, __expf without its
+ *    subnormal scaling): the difference is formed exactly rounded first
  *    (pre-scaling x and m by log2(e) separately would lose |m| eps of
  *    absolute accuracy when |m| is large), then ex2.approx: about 2 ulp plus
  *    |x - m| eps/2 relative, within the test's bound (tests/
@@ -30,6 +31,17 @@
 #include "cuda/common.cuh"
 #include "cuda/rows.cuh"
 
+/* exp(d) for d = x - m <= 0 (or NaN): ex2.approx of d log2(e), as __expf,
+ * but with results below 2^-126 flushed to zero (the sum is at least 1, so
+ * that is an absolute error under 2^-126 on the output; tests/
+ * test_causal_softmax.c allows it) and without the scaling __expf wraps
+ * around ex2 for them: 2 instructions rather than 5. */
+__device__ __forceinline__ float cs_exp(float d) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d * 1.4426950408889634f));
+    return r;
+}
+
 /* Chunk helpers: v holds V consecutive columns of which the first `rem`
  * are visible (rem >= V: all of them). */
 template <int V> __device__ __forceinline__ float cs_chunk_max(const float (&v)[V], size_t rem, float m) {
@@ -46,7 +58,7 @@ template <int V> __device__ __forceinline__ float cs_chunk_max(const float (&v)[
 /* v = exp(v - m); returns sum + the visible ones. */
 template <int V> __device__ __forceinline__ float cs_chunk_exp(float (&v)[V], float m, size_t rem, float sum) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = __expf(v[e] - m);
+    for (int e = 0; e < V; ++e) v[e] = cs_exp(v[e] - m);
     if (rem >= (size_t)V) {
 #pragma unroll
         for (int e = 0; e < V; ++e) sum += v[e];
@@ -67,8 +79,9 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
  * once (masked vectors are never read), all in flight together, and kept
  * as raw vectors (for 2-byte types half the registers of float copies: 8
  * vectors a thread in the warp form stay under ~70 registers); max, the
- * sum of exp and the outputs are computed from them, exp(x - m) once more
- * for the outputs (cheaper than the registers to keep it). y is written
+ * sum of exp and the outputs are computed from them; with more than 16
+ * elements a thread exp(x - m) is computed once more for the outputs
+ * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
 template <typename T, int ITEMS, int MODE>
@@ -76,6 +89,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     constexpr int V = VecWidth<T>::value;
+    constexpr bool KEEP = ITEMS * V <= 16;
     typedef Vec<typename T::S, V> VT;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
@@ -107,15 +121,20 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         }
         m = rg_reduce<MODE, true>(g, m, &sc, 0);
         float sum = 0.0f;
+        float ev[KEEP ? ITEMS : 1][V]; /* exp(x - m), when kept */
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) {
-                forget(q[k]); /* convert again rather than keep float copies live across the reduction */
+                if (!KEEP) forget(q[k]); /* convert again rather than keep float copies live */
                 float v[V];
 #pragma unroll
                 for (int e = 0; e < V; ++e) v[e] = T::load(q[k].v[e]);
                 sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
+                if constexpr (KEEP) {
+#pragma unroll
+                    for (int e = 0; e < V; ++e) ev[KEEP ? k : 0][e] = v[e];
+                }
             }
         }
         const float inv = 1.0f / rg_reduce<MODE, false>(g, sum, &sc, 1);
@@ -124,10 +143,15 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) {
-                forget(q[k]); /* recompute exp rather than keep phase 2's values live */
                 float v[V];
+                if constexpr (KEEP) {
 #pragma unroll
-                for (int e = 0; e < V; ++e) v[e] = __expf(T::load(q[k].v[e]) - m);
+                    for (int e = 0; e < V; ++e) v[e] = ev[KEEP ? k : 0][e];
+                } else {
+                    forget(q[k]); /* recompute exp rather than keep phase 2's values live */
+#pragma unroll
+                    for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
+                }
                 cs_chunk_out<V>(v, inv, n - c * V);
                 store_chunk<T, V>(yr + c * V, v);
             } else if (c < nchunks) { /* masked: never loaded */
@@ -201,7 +225,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
                 } else {
                     load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-                    for (int k = 0; k < V; ++k) v[k] = __expf(v[k] - m);
+                    for (int k = 0; k < V; ++k) v[k] = cs_exp(v[k] - m);
                 }
                 cs_chunk_out<V>(v, inv, n - c * V);
             } else {
