@@ -264,6 +264,20 @@ __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, 
  * bounds; 64 registers a thread). */
 #define INFINIOP_CUDA_ROW_MAX_BLOCK 1024
 
+/* Programmatic dependent launch (Hopper and later; the plans' pdl flag,
+ * infiniop_cuda_launch below): a kernel may start while the previous kernel
+ * of the stream finishes, so every kernel calls this first, before its
+ * first global memory access: it waits until that kernel has completed and
+ * its writes are visible, and lets the next kernel of the stream start its
+ * own launch at once (that kernel waits for this one in turn). Without PDL
+ * both are no-ops. */
+__device__ __forceinline__ void grid_dependency(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* ---------------------------------------------------------------- host side */
 /* Facts about one device, read once (thread-safe) and cached. */
 typedef struct {
@@ -292,6 +306,47 @@ struct InfiniopCudaDeviceGuard {
         if (changed) cudaSetDevice(prev);
     }
 };
+
+/* Whether the plans of this device launch with PDL (compute capability 9
+ * and later, unless INFINIOP_CUDA_PDL=0). */
+bool infiniop_cuda_pdl(const infiniopCudaProps &p);
+
+/* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
+ * `cluster` blocks (> 1) and with programmatic stream serialization when
+ * pdl (the kernel calls grid_dependency() first); where the driver refuses
+ * PDL, a plain launch. */
+template <typename... KArgs, typename... Args>
+static cudaError_t infiniop_cuda_launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
+                                        cudaStream_t stream, unsigned cluster, bool pdl, Args... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (cluster > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = cluster;
+        attr[n].val.clusterDim.y = 1;
+        attr[n].val.clusterDim.z = 1;
+        ++n;
+    }
+    if (pdl) {
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n].val.programmaticStreamSerializationAllowed = 1;
+        ++n;
+    }
+    cfg.attrs = n ? attr : nullptr;
+    cfg.numAttrs = n;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+    if (err != cudaSuccess && pdl) { /* the PDL attribute is the last one */
+        cudaGetLastError();
+        cfg.numAttrs = n - 1;
+        err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
+    }
+    return err;
+}
 
 /* After a launch: map the launch error to a status with a message. */
 infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);

@@ -104,13 +104,15 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * vectors a thread when the block allows; INFINIOP_CUDA_REG_CLUSTER=2..8:
  * rows of decode shapes (fewer rows than SMs) go to a cluster of that
  * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows;
- * INFINIOP_CUDA_PDL=0: no programmatic dependent launch (plan.reg_pdl). */
+ * INFINIOP_CUDA_PDL=0: no programmatic dependent launch (infiniop_cuda_pdl);
+ * INFINIOP_CUDA_REG_EARLY=1: plan.reg_latency everywhere. */
 static struct {
     int policy;       /* 1 default, 2 all, 3 wide */
     size_t items;     /* 0: the planner's choice */
     size_t cluster;   /* 0: the planner's choice */
     bool warp8;
     bool pdl;
+    bool early;
 } knobs;
 static std::once_flag knobs_once;
 
@@ -127,6 +129,13 @@ static void read_knobs(void) {
     knobs.warp8 = !(e && !strcmp(e, "0"));
     e = getenv("INFINIOP_CUDA_PDL");
     knobs.pdl = !(e && !strcmp(e, "0"));
+    e = getenv("INFINIOP_CUDA_REG_EARLY");
+    knobs.early = e && !strcmp(e, "1");
+}
+
+bool infiniop_cuda_pdl(const infiniopCudaProps &p) {
+    std::call_once(knobs_once, read_knobs);
+    return knobs.pdl && p.cc_major >= 9;
 }
 
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
@@ -196,8 +205,7 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     }
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
-    q->reg_latency = nrows < sms;
-    q->reg_pdl = knobs.pdl && p.cc_major >= 9;
+    q->reg_latency = nrows < sms || knobs.early;
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
@@ -236,6 +244,7 @@ infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows,
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;
     plan_reg(p, nrows, ncols, vec_elems, reg_flags, &q);
+    q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;
 }

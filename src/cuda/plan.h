@@ -33,6 +33,7 @@ typedef struct {
     bool vec;                /* layouts allow 16-byte vectors (unit column stride, ncols and every
                                 row stride a multiple of 16 bytes); pointers are checked at run */
     bool w_vec, b_vec;       /* weight / bias have unit stride (16-byte loads if the pointer allows) */
+    bool pdl;                /* launch with programmatic stream serialization (cuda/common.cuh) */
     /* The register path (16-byte layouts and pointers only): each thread
      * holds `reg_items` vectors of the row in registers, so the row is read
      * from global memory once and every phase reuses it. reg_items == 0: off
@@ -45,8 +46,7 @@ typedef struct {
     unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
     bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
                                 kernels load every operand in the first round trip */
-    bool reg_pdl;            /* launch with programmatic stream serialization (Hopper and later; the
-                                kernels wait for the previous grid: cuda/rows.cuh) */
+
 } infiniopCudaRowPlan;
 
 /* Elementwise operators (silu, sigmoid). */
@@ -59,6 +59,7 @@ typedef struct {
     unsigned unroll;  /* the contiguous 16-byte path: vectors a thread (2, 4 or 8) */
     bool tile_vec;    /* the transposing path may use 16-byte vectors (extents and strides allow;
                          pointers are checked at run) */
+    bool pdl;         /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaEltPlan;
 
 #ifdef __cplusplus

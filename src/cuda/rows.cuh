@@ -51,23 +51,10 @@ struct RowScratch {
     float part[RG_MAX_RED];
 };
 
-/* Programmatic dependent launch (Hopper; plan.reg_pdl): the kernel may
- * start while the previous kernel of the stream finishes, and waits here,
- * before its first global memory access, until that kernel has completed
- * and its writes are visible; it lets the next kernel of the stream start
- * its own launch at once (that kernel waits for this one in turn). Without
- * PDL both are no-ops. */
-__device__ __forceinline__ void rg_grid_dependency(void) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 /* The row group of this thread; called first by every register-path
- * kernel (it also settles the grid dependency above). */
+ * kernel (it also settles the grid dependency: common.cuh). */
 template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
-    rg_grid_dependency();
+    grid_dependency();
     RowGroup g;
     g.lanes = lanes;
     g.mask = 0xffffffffu;
@@ -120,36 +107,58 @@ template <int MODE> __device__ __forceinline__ void row_done() {
 
 template <bool MAX> __device__ __forceinline__ float rg_op(float a, float b) { return MAX ? max_nan(a, b) : a + b; }
 
-/* Sum (MAX false) or NaN-keeping max (MAX true) of v over the row's group;
- * slot: which scratch (0..RG_MAX_RED-1), distinct per reduction of a row. */
-template <int MODE, bool MAX>
-__device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratch *sc, int slot) {
+/* Sums (MAX false) or NaN-keeping maxima (MAX true) of v[0..N) over the
+ * row's group, each value on its own (v[i] gets the result for v[i]); the
+ * N reductions share one barrier. slot: the first scratch (slot + N <=
+ * RG_MAX_RED), distinct from the other reductions of a row. */
+template <int MODE, bool MAX, int N>
+__device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], RowScratch *sc, int slot) {
     const float id = MAX ? -INFINITY : 0.0f;
     if constexpr (MODE == RG_SUB) {
-        for (unsigned o = g.lanes >> 1; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(g.mask, v, o));
-        return v;
+        for (unsigned o = g.lanes >> 1; o > 0; o >>= 1)
+#pragma unroll
+            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(g.mask, v[i], o));
     } else {
         const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
-        if (lane == 0) sc->red[slot][warp] = v;
-        __syncthreads();
-        v = lane < nwarps ? sc->red[slot][lane] : id;
+        for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
+        if (lane == 0)
+#pragma unroll
+            for (int i = 0; i < N; ++i) sc->red[slot + i][warp] = v[i];
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] = lane < nwarps ? sc->red[slot + i][lane] : id;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
 #if RG_HAS_CLUSTERS
         if constexpr (MODE == RG_CLUSTER) {
             namespace cg = cooperative_groups;
             cg::cluster_group cluster = cg::this_cluster();
-            if (threadIdx.x == 0) sc->part[slot] = v;
-            cluster.sync();
-            v = lane < g.cl ? *cluster.map_shared_rank(&sc->part[slot], lane) : id;
+            if (threadIdx.x == 0)
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) v = rg_op<MAX>(v, __shfl_xor_sync(0xffffffffu, v, o));
+                for (int i = 0; i < N; ++i) sc->part[slot + i] = v[i];
+            cluster.sync();
+#pragma unroll
+            for (int i = 0; i < N; ++i) v[i] = lane < g.cl ? *cluster.map_shared_rank(&sc->part[slot + i], lane) : id;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
         }
 #endif
-        return v;
     }
+}
+
+/* One value: rg_reduce_n with N = 1. */
+template <int MODE, bool MAX>
+__device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratch *sc, int slot) {
+    float a[1] = {v};
+    rg_reduce_n<MODE, MAX, 1>(g, a, sc, slot);
+    return a[0];
 }
 
 /* Launch one kernel of the register path (cluster dimension when
@@ -157,34 +166,8 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
 template <typename... KArgs, typename... Args>
 static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan &p, cudaStream_t stream,
                              Args... args) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(p.reg_grid);
-    cfg.blockDim = dim3(p.reg_threads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[2];
-    unsigned n = 0;
-    if (p.reg_lanes == 0 && p.reg_cluster > 1) {
-        attr[n].id = cudaLaunchAttributeClusterDimension;
-        attr[n].val.clusterDim.x = p.reg_cluster;
-        attr[n].val.clusterDim.y = 1;
-        attr[n].val.clusterDim.z = 1;
-        ++n;
-    }
-    if (p.reg_pdl) {
-        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[n].val.programmaticStreamSerializationAllowed = 1;
-        ++n;
-    }
-    cfg.attrs = n ? attr : nullptr;
-    cfg.numAttrs = n;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
-    if (err != cudaSuccess && p.reg_pdl) { /* a driver without PDL: launch plainly */
-        cudaGetLastError();
-        cfg.numAttrs = n - 1;
-        err = cudaLaunchKernelEx(&cfg, kernel, ((KArgs)args)...);
-    }
-    return err;
+    return infiniop_cuda_launch(kernel, dim3(p.reg_grid), dim3(p.reg_threads), 0, stream,
+                                p.reg_lanes == 0 ? p.reg_cluster : 1u, p.pdl, args...);
 }
 
 /* Chooses and launches the kernel instance for the plan's items and group

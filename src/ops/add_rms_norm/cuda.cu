@@ -64,6 +64,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
+                forget(qa[k]); /* convert again rather than keep float copies live */
+                forget(qb[k]);
                 VA o, q;
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
@@ -95,6 +97,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     add_rms_norm_kernel(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                         const typename W::S *w, bool w_vec, size_t smem,
                         const __grid_constant__ infiniopAddRMSNormInfo info) {
+    grid_dependency();
     typedef typename A::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -168,18 +171,11 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const SW *wp = (const SW *)w;
     if (vec && w_vec && p.reg_items) /* (a strided weight takes the streaming kernel) */
         return rg_dispatch<ArnReg<A, W>::template K>(p, info, stream, ys, rs, as, bs, wp);
-    if (p.mode == INFINIOP_CUDA_ROW_WARP) {
-        if (vec)
-            add_rms_norm_kernel<A, W, V, true><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, w_vec, p.smem, *info);
-        else
-            add_rms_norm_kernel<A, W, 1, true><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, false, p.smem, *info);
-    } else {
-        if (vec)
-            add_rms_norm_kernel<A, W, V, false><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, w_vec, p.smem, *info);
-        else
-            add_rms_norm_kernel<A, W, 1, false><<<grid, block, p.smem, stream>>>(ys, rs, as, bs, wp, false, p.smem, *info);
-    }
-    return cudaGetLastError();
+    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
+    auto kernel = warp ? (vec ? add_rms_norm_kernel<A, W, V, true> : add_rms_norm_kernel<A, W, 1, true>)
+                       : (vec ? add_rms_norm_kernel<A, W, V, false> : add_rms_norm_kernel<A, W, 1, false>);
+    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, ys, rs, as, bs, wp, vec && w_vec,
+                                p.smem, *info);
 }
 
 /* F32 activations take F32 weights only (validated at creation): the other

@@ -176,6 +176,7 @@ template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     causal_softmax_kernel(typename T::S *y, const typename T::S *x, size_t smem,
                           const __grid_constant__ infiniopCausalSoftmaxInfo info) {
+    grid_dependency();
     typedef typename T::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -245,18 +246,10 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
     bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
     dim3 grid(p.grid), block(p.threads);
     if (vec && p.reg_items) return rg_dispatch<CsReg<T>::template K, 8>(p, info, stream, (S *)y, (const S *)x);
-    if (p.mode == INFINIOP_CUDA_ROW_WARP) {
-        if (vec)
-            causal_softmax_kernel<T, V, true><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
-        else
-            causal_softmax_kernel<T, 1, true><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
-    } else {
-        if (vec)
-            causal_softmax_kernel<T, V, false><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
-        else
-            causal_softmax_kernel<T, 1, false><<<grid, block, p.smem, stream>>>((S *)y, (const S *)x, p.smem, *info);
-    }
-    return cudaGetLastError();
+    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
+    auto kernel = warp ? (vec ? causal_softmax_kernel<T, V, true> : causal_softmax_kernel<T, 1, true>)
+                       : (vec ? causal_softmax_kernel<T, V, false> : causal_softmax_kernel<T, 1, false>);
+    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, (S *)y, (const S *)x, p.smem, *info);
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftmaxInfo *info, int device_id) {

@@ -67,6 +67,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (g.tid + (size_t)k * g.G < nchunks) {
+                forget(qx[k]); /* convert again in each phase rather than keep float copies live */
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
                     float d = T::load(qx[k].v[e]) - mean;
@@ -74,8 +75,9 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     sq += d * d;
                 }
             }
-        dev = rg_reduce<MODE, false>(g, dev, &sc, 1);
-        sq = rg_reduce<MODE, false>(g, sq, &sc, 2);
+        float ds[2] = {dev, sq};
+        rg_reduce_n<MODE, false, 2>(g, ds, &sc, 1);
+        dev = ds[0], sq = ds[1];
         float var = (sq - dev * dev / (float)D) / (float)D;
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
@@ -86,6 +88,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
+                forget(qx[k]);
                 VT zq, oq, wk, bk;
                 if constexpr (WB_EARLY) {
                     wk = qw[k], bk = qb[k];
@@ -125,6 +128,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     layer_norm_kernel(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                       const typename T::S *w, const typename T::S *b, bool wb_vec, size_t smem,
                       const __grid_constant__ infiniopLayerNormInfo info) {
+    grid_dependency();
     typedef typename T::S S;
     extern __shared__ float4 smem4[];
     __shared__ float red[33];
@@ -218,18 +222,11 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     if (vec && wb_vec && p.reg_items) /* (strided weight or bias: the streaming kernel) */
         return p.reg_latency ? rg_dispatch<LnReg<T, true>::template K>(p, info, stream, o, z, sd, x, ws, bs)
                              : rg_dispatch<LnReg<T, false>::template K>(p, info, stream, o, z, sd, x, ws, bs);
-    if (p.mode == INFINIOP_CUDA_ROW_WARP) {
-        if (vec)
-            layer_norm_kernel<T, V, true><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, wb_vec, p.smem, *info);
-        else
-            layer_norm_kernel<T, 1, true><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, false, p.smem, *info);
-    } else {
-        if (vec)
-            layer_norm_kernel<T, V, false><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, wb_vec, p.smem, *info);
-        else
-            layer_norm_kernel<T, 1, false><<<grid, block, p.smem, stream>>>(o, z, sd, x, ws, bs, false, p.smem, *info);
-    }
-    return cudaGetLastError();
+    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
+    auto kernel = warp ? (vec ? layer_norm_kernel<T, V, true> : layer_norm_kernel<T, 1, true>)
+                       : (vec ? layer_norm_kernel<T, V, false> : layer_norm_kernel<T, 1, false>);
+    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, o, z, sd, x, ws, bs, vec && wb_vec,
+                                p.smem, *info);
 }
 
 extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *info, int device_id) {

@@ -108,6 +108,7 @@ template <typename T> struct IsHalf { static constexpr bool value = sizeof(typen
  * over such spans beyond the grid. */
 template <typename T, int KIND, int UNROLL>
 __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
+    grid_dependency();
     typedef typename T::S S;
     typedef typename T::C C;
     constexpr int V = VecWidth<T>::value;
@@ -139,6 +140,7 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
 /* Contiguous but not 16-byte aligned. */
 template <typename T, int KIND>
 __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, size_t n) {
+    grid_dependency();
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         out[i] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(in[i])));
@@ -150,6 +152,7 @@ __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, s
 template <typename T, int KIND, typename I>
 __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L, typename T::S *out,
                                      const typename T::S *in) {
+    grid_dependency();
     const I n = (I)L.n, stride = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         ptrdiff_t oo = 0, io = 0;
@@ -198,6 +201,7 @@ __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, in
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p,
                                                          typename T::S *out, const typename T::S *in) {
+    grid_dependency();
     typedef typename T::C C;
     __shared__ C tile[TILE][TILE + 1];
     const int q = L.ndim - 1;
@@ -245,6 +249,7 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_constant__ infiniopEltLayout L, int p,
                                                              typename T::S *out, const typename T::S *in) {
+    grid_dependency();
     typedef typename T::S S;
     typedef typename T::C C;
     constexpr int V = VecWidth<T>::value;
@@ -293,33 +298,31 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
     typedef typename T::S S;
     const infiniopEltLayout &L = info->layout;
     dim3 grid(info->cuda.grid), block(info->cuda.threads);
+    S *o = (S *)out;
+    const S *x = (const S *)in;
+    const bool pdl = info->cuda.pdl;
     if (L.contiguous) {
-        if (infiniop_aligned16(out) && infiniop_aligned16(in)) {
-            if (info->cuda.unroll == 2)
-                unary_vec_kernel<T, KIND, 2><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
-            else if (info->cuda.unroll == 8)
-                unary_vec_kernel<T, KIND, 8><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
-            else
-                unary_vec_kernel<T, KIND, 4><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
-        } else
-            unary_flat_kernel<T, KIND><<<grid, block, 0, stream>>>((S *)out, (const S *)in, L.n);
-    } else if (info->cuda.tile_p >= 0) {
+        if (!infiniop_aligned16(out) || !infiniop_aligned16(in))
+            return infiniop_cuda_launch(unary_flat_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, o, x, L.n);
+        const unsigned u = info->cuda.unroll;
+        auto kernel = u == 2 ? unary_vec_kernel<T, KIND, 2> : u == 8 ? unary_vec_kernel<T, KIND, 8>
+                                                                    : unary_vec_kernel<T, KIND, 4>;
+        return infiniop_cuda_launch(kernel, grid, block, 0, stream, 1u, pdl, o, x, L.n);
+    }
+    if (info->cuda.tile_p >= 0) {
         const int p = info->cuda.tile_p, q = L.ndim - 1;
         size_t nb = L.n / (L.shape[p] * L.shape[q]);
         dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE),
                 (unsigned)(nb < 65535 ? nb : 65535));
-        if (info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in))
-            unary_tile_vec_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
-        else
-            unary_tile_kernel<T, KIND><<<tg, 256, 0, stream>>>(L, p, (S *)out, (const S *)in);
-    } else {
-        /* 32-bit indices while i + the grid's stride cannot wrap */
-        if (L.n <= ((size_t)1 << 31))
-            unary_strided_kernel<T, KIND, uint32_t><<<grid, block, 0, stream>>>(L, (S *)out, (const S *)in);
-        else
-            unary_strided_kernel<T, KIND, size_t><<<grid, block, 0, stream>>>(L, (S *)out, (const S *)in);
+        auto kernel = info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in)
+                          ? unary_tile_vec_kernel<T, KIND>
+                          : unary_tile_kernel<T, KIND>;
+        return infiniop_cuda_launch(kernel, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
     }
-    return cudaGetLastError();
+    /* 32-bit indices while i + the grid's stride cannot wrap */
+    auto kernel = L.n <= ((size_t)1 << 31) ? unary_strided_kernel<T, KIND, uint32_t>
+                                           : unary_strided_kernel<T, KIND, size_t>;
+    return infiniop_cuda_launch(kernel, grid, block, 0, stream, 1u, pdl, L, o, x);
 }
 
 template <typename T>
@@ -386,6 +389,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (blocks < 1) blocks = 1;
     info->cuda.threads = threads;
     info->cuda.grid = (unsigned)blocks;
+    info->cuda.pdl = infiniop_cuda_pdl(p);
     return INFINI_STATUS_SUCCESS;
 }
 
