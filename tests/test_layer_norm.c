@@ -35,7 +35,7 @@ typedef struct {
     ptrdiff_t st[4][TL_MAXDIM]; /* output, standardization, std (ndim-1), input */
     ptrdiff_t ws, bs;
     int null_strides, bias, alias;
-    double eps, lo, hi, offset;
+    double eps, lo, hi, offset, step; /* step: added to the first half of each row */
     int special; /* 1: NaN in a row, 2: inf in a row */
     size_t pad[6];
 } lcase;
@@ -94,6 +94,9 @@ static void run_case(const lcase *c, tl_rng *rng) {
     tl_tensor_fill_random(in, rng, c->lo, c->hi);
     if (c->offset != 0) /* rows with a large mean and a small deviation */
         for (size_t i = 0; i < in->numel; i++) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->offset);
+    if (c->step != 0) /* rows whose head sits apart from their mean (the CPU's one-pass statistics fall back) */
+        for (size_t i = 0; i < in->numel; i++)
+            if (i % D < D / 2) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->step);
     if (c->special && in->numel)
         tl_tensor_set(in, tl_rng_below(rng, in->numel), c->special == 1 ? NAN : INFINITY);
     tl_tensor_fill_random(w, rng, -2, 2);
@@ -210,6 +213,12 @@ int main(int argc, char **argv) {
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 8; c.shape[1] = 1024; c.eps = 1e-6; c.bias = 1;
         c.lo = -1; c.hi = 1; c.offset = c.dt == INFINI_DTYPE_F32 ? 3000.0 : 300.0;
+        make_layouts(&rng, &c, 0);
+        run_case(&c, &rng);
+        /* first half of each row apart from the second (mean far from the first elements) */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 1000; c.eps = 1e-6; c.bias = 1;
+        c.lo = -1; c.hi = 1; c.step = 20.0;
         make_layouts(&rng, &c, 0);
         run_case(&c, &rng);
         /* large values, special values */

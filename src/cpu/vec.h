@@ -9,11 +9,10 @@
  * target (8 lanes over whatever registers it has). infiniop_cpu_isa() picks
  * one at run time from CPUID, so one binary runs on any x86-64.
  *
- * Exactness: every instruction set gives bit-identical results. The
- * float32 operations are lane-wise and the same (no FMA contraction:
- * -ffp-contract=off); every sum runs over VW = 16 lanes, held in one
- * 16-lane vector or two 8-lane ones, reduced by one fixed tree
- * (v_hsum_w). The half-type conversions round to nearest even and equal
+ * Exactness: each instruction set gives deterministic results (not the
+ * same bits across sets: FMA, sums over VW lanes, the half-output
+ * variants). Every sum runs over VW = 4 VL lanes, four vectors, reduced
+ * by one fixed tree (v_hsum_w). The half-type conversions round to nearest even and equal
  * cpu/dtype.h for every input (NaN payloads included) whatever MXCSR's
  * FTZ/DAZ say: F16C's vcvtph2ps / vcvtps2ph (imm 0: nearest even; they
  * ignore FTZ, and DAZ only zeroes float32 subnormals, which round to a
@@ -53,13 +52,14 @@
 #else
 #define VL 8
 #endif
-/* Lanes of every float32 sum (and elements per accumulation step), on
- * every instruction set: VN vectors of VL lanes. 32: at least two
- * independent accumulators on every instruction set (one 16-lane
- * accumulator made the sums wait on the adds' 4-cycle latency:
- * layer_norm's two sum passes ran at 4 cycles per 16 elements each). */
-#define VW 32
-#define VN (VW / VL)
+/* Lanes of every float32 sum (and elements per accumulation step): VN = 4
+ * vectors of VL lanes, four independent accumulators (one 16-lane
+ * accumulator made the sums wait on the adds' 4-cycle latency: layer_norm's
+ * two sum passes ran at 4 cycles per 16 elements each; two still held them
+ * at 2 cycles, above their 1.5 cycles of operations). 64 lanes on AVX-512,
+ * 32 elsewhere. */
+#define VN 4
+#define VW (VN * VL)
 
 typedef float vf __attribute__((vector_size(4 * VL)));
 typedef int32_t vi __attribute__((vector_size(4 * VL)));
@@ -117,25 +117,19 @@ INFINIOP_ALWAYS_INLINE bool v_any_gtu(vu a, uint32_t c) {
 #endif
 }
 
-/* Sum of the VW = 32 lanes of acc[0..VN-1] (elements j + l of each step in
- * lane l), as a fixed pairwise tree: lanes l and l + 16 first, then l and
- * l + 8, l and l + 4, then (0 + 2) + (1 + 3). The same on every
- * instruction set. */
+/* Sum of the VW lanes of acc[0..VN-1] (elements j + l of each step in
+ * lane l), as a fixed pairwise tree: vectors (0 + 2) + (1 + 3), then in
+ * the VL-lane sum lanes l and l + 8 (AVX-512), l and l + 4, then
+ * (0 + 2) + (1 + 3). */
 INFINIOP_ALWAYS_INLINE float v_hsum_w(const vf *acc_w) {
-    vf acc[2]; /* lanes l + 16 folded onto l: 16 lanes */
-#if VL == 16
-    acc[0] = acc_w[0] + acc_w[1];
-#else
-    acc[0] = acc_w[0] + acc_w[2];
-    acc[1] = acc_w[1] + acc_w[3];
-#endif
+    vf acc = (acc_w[0] + acc_w[2]) + (acc_w[1] + acc_w[3]);
 #if defined(__AVX__)
     /* the same tree by shuffles (GCC makes the scalar form ~30 extracts) */
 #if VL == 16
-    __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256((__m512)acc[0]),
-                              _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd((__m512)acc[0]), 1)));
+    __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256((__m512)acc),
+                              _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd((__m512)acc), 1)));
 #else
-    __m256 s8 = _mm256_add_ps((__m256)acc[0], (__m256)acc[1]);
+    __m256 s8 = (__m256)acc;
 #endif
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
     __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));             /* (0 + 2), (1 + 3) */
@@ -144,9 +138,9 @@ INFINIOP_ALWAYS_INLINE float v_hsum_w(const vf *acc_w) {
 #else
     float s8[8], s4[4];
 #if VL == 16
-    for (int l = 0; l < 8; ++l) s8[l] = acc[0][l] + acc[0][l + 8];
+    for (int l = 0; l < 8; ++l) s8[l] = acc[l] + acc[l + 8];
 #else
-    for (int l = 0; l < 8; ++l) s8[l] = acc[0][l] + acc[1][l];
+    for (int l = 0; l < 8; ++l) s8[l] = acc[l];
 #endif
     for (int l = 0; l < 4; ++l) s4[l] = s8[l] + s8[l + 4];
     return (s4[0] + s4[2]) + (s4[1] + s4[3]);
@@ -375,6 +369,23 @@ INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t 
 #define V_AT(p, t, j) ((char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
 #define V_CAT(p, t, j) ((const char *)(p) + (ptrdiff_t)(j) * ((t) == INFINI_DTYPE_F32 ? 4 : 2))
 
+/* 2 VL elements at p as two vectors, in an order fit only for sums and
+ * other order-free uses: on AVX-512 a BF16 pair is one 64-byte load, the
+ * even elements shifted into place and the odd ones masked (two operations
+ * where two v_loads take four); elsewhere v_load's order. */
+INFINIOP_ALWAYS_INLINE void v_load2_unordered(const void *p, infiniDtype_t t, vf *a, vf *b) {
+#if defined(__AVX512F__) && VL == 16
+    if (t == INFINI_DTYPE_BF16) {
+        __m512i u = _mm512_loadu_si512(p);
+        *a = (vf)_mm512_slli_epi32(u, 16);
+        *b = (vf)_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u));
+        return;
+    }
+#endif
+    *a = v_load(p, t);
+    *b = v_load(V_CAT(p, t, VL), t);
+}
+
 /* ------------------------------------------------------------ fused multiply-add */
 /* V_FMA: the target has FMA (the AVX2 and AVX-512 passes). v_fma(a, b, c) =
  * a * b + c, rounded once there; elsewhere two roundings (only the
@@ -596,27 +607,50 @@ INFINIOP_ALWAYS_INLINE vf v_div_unit(vf d, v_div_t dv) {
 #endif
     return d / dv.b;
 }
-/* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 one vcvtne2ps2bf16
- * and one 64-byte store (a whole line for the streaming store) unless
- * either vector holds a zero exponent (v_to_bf16's subnormal rule). */
+#if defined(__AVX512BF16__) && VL == 16
+/* k and, lane by lane, "v has a nonzero exponent field" (not zero, not
+ * subnormal: v_to_bf16's fast rule): one vptestmd masked by k. Chained
+ * over several vectors and tested by one kortest (an or of vptestnmd masks
+ * went through general registers: two more operations a pair). */
+INFINIOP_ALWAYS_INLINE __mmask16 v_normal_and(__mmask16 k, vf v) {
+    return _mm512_mask_test_epi32_mask(k, (__m512i)v, _mm512_set1_epi32(0x7f800000));
+}
+/* v0, v1 as BF16 by one vcvtne2ps2bf16 (every lane normal, infinite or
+ * NaN), one 64-byte store: a whole line for the streaming store. */
+INFINIOP_ALWAYS_INLINE void v_put_bf16x2(void *p, vf v0, vf v1, bool stream) {
+    __m512i h = (__m512i)_mm512_cvtne2ps_pbh((__m512)v1, (__m512)v0);
+    if (stream && ((uintptr_t)p & 63) == 0) _mm512_stream_si512(p, h);
+    else _mm512_storeu_si512(p, h);
+}
+#endif
+/* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
+ * unless either vector holds a zero exponent (v_to_bf16's subnormal
+ * rule). */
 INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool stream) {
 #if defined(__AVX512BF16__) && VL == 16
-    if (t == INFINI_DTYPE_BF16) {
-        /* every lane of both a nonzero exponent: two vptestmd, the second
-         * masked by the first, and one kortest (the or of two vptestnmd
-         * masks went through general registers: two more operations) */
-        __m512i e = _mm512_set1_epi32(0x7f800000);
-        __mmask16 k = _mm512_mask_test_epi32_mask(_mm512_test_epi32_mask((__m512i)v0, e), (__m512i)v1, e);
-        if (__builtin_expect(_kortestc_mask16_u8(k, k), 1)) {
-            __m512i h = (__m512i)_mm512_cvtne2ps_pbh((__m512)v1, (__m512)v0);
-            if (stream && ((uintptr_t)p & 63) == 0) _mm512_stream_si512(p, h);
-            else _mm512_storeu_si512(p, h);
-            return;
-        }
+    if (t == INFINI_DTYPE_BF16 && __builtin_expect(_kortestc_mask16_u8(v_normal_and(v_normal_and(0xffff, v0), v1), 0), 1)) {
+        v_put_bf16x2(p, v0, v1, stream);
+        return;
     }
 #endif
     v_put(p, t, v0, stream);
     v_put(V_AT(p, t, VL), t, v1, stream);
+}
+/* v_put2 of a0, a1 at p and of b0, b1 at q, with one subnormal test for
+ * the four vectors on AVX-512 BF16 (two-output kernels). */
+INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, vf a1, vf b0, vf b1, bool stream) {
+#if defined(__AVX512BF16__) && VL == 16
+    if (t == INFINI_DTYPE_BF16) {
+        __mmask16 k = v_normal_and(v_normal_and(v_normal_and(v_normal_and(0xffff, a0), a1), b0), b1);
+        if (__builtin_expect(_kortestc_mask16_u8(k, 0), 1)) {
+            v_put_bf16x2(p, a0, a1, stream);
+            v_put_bf16x2(q, b0, b1, stream);
+            return;
+        }
+    }
+#endif
+    v_put2(p, t, a0, a1, stream);
+    v_put2(q, t, b0, b1, stream);
 }
 /* Store 2 VL zeros: one 64-byte streaming store for an aligned half-type
  * pair on AVX-512, else two v_put_zeros. */

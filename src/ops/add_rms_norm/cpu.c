@@ -94,9 +94,8 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
     for (; j + 2 * VL <= D; j += 2 * VL) {
         vf v0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
         vf v1 = v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
-        v_put2(V_AT(p.res, at, j), at, v0, v1, stream);
-        v_put2(V_AT(p.y, at, j), at, v0 * scale * v_load(V_CAT(w, wt, j), wt),
-               v1 * scale * v_load(V_CAT(w, wt, j + VL), wt), stream);
+        v_put2x2(V_AT(p.res, at, j), V_AT(p.y, at, j), at, v0, v1, v0 * scale * v_load(V_CAT(w, wt, j), wt),
+                 v1 * scale * v_load(V_CAT(w, wt, j + VL), wt), stream);
     }
     for (; j + VL <= D; j += VL) {
         vf v = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);

@@ -8,8 +8,8 @@
  *   var = (sum d^2 - (sum d)^2 / D) / D,   d = x - mean
  * (it matters for rows with a large offset and a small spread), then the
  * outputs. Sums are
- * float32 lanes per 1024-element block (32 on the vector path, 16 on the
- * scalar one), blocks summed in order; the
+ * float32 lanes per 1024-element block (VW on the vector path: 64 on
+ * AVX-512, 32 elsewhere; 16 on the scalar one), blocks summed in order; the
  * vector path forms sum d and sum d^2 in one pass.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
@@ -75,28 +75,30 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
 
 /* Over a contiguous row: *s1 = sum of d and, when s2, *s2 = sum of d^2,
  * d = x - shift, in VW float32 lanes per BLOCK-element block, blocks summed
- * in order (the scalar row_sum's blocking; both sums in one pass). */
+ * in order (the scalar row_sum's blocking; both sums in one pass);
+ * prefetch: the row is read from memory. */
 INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t t, float shift, float *s1, float *s2,
-                                         float *keep) {
+                                         bool prefetch) {
     float t1 = 0.0f, t2 = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
         vf a1[VN], a2[VN];
         for (int k = 0; k < VN; ++k) a1[k] = a2[k] = v_splat(0.0f);
         for (; j + VW <= j1; j += VW) {
-            if (!s2) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2)); /* the first pass reads memory */
-            for (int k = 0; k < VN; ++k) {
-                vf v = v_load(V_CAT(x, t, j + k * VL), t);
-                if (keep) *(vf_u *)(keep + j + k * VL) = v;
-                vf d = v - shift;
-                a1[k] += d;
-                if (s2) a2[k] = v_fma(d, d, a2[k]);
+            if (prefetch) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
+            for (int k = 0; k < VN; k += 2) {
+                vf v[2];
+                v_load2_unordered(V_CAT(x, t, j + k * VL), t, &v[0], &v[1]);
+                for (int h = 0; h < 2; ++h) {
+                    vf d = v[h] - shift;
+                    a1[k + h] += d;
+                    if (s2) a2[k + h] = v_fma(d, d, a2[k + h]);
+                }
             }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
             ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
             vf v = v_load_upto(V_CAT(x, t, j + k * VL), t, n);
-            if (keep && n > 0) *(vf_u *)(keep + j + k * VL) = v; /* keep has room for a whole vector */
             vf d = v_sel(v_first(n > 0 ? (size_t)n : 0), v - shift, v_splat(0.0f));
             a1[k] += d;
             if (s2) a2[k] = v_fma(d, d, a2[k]);
@@ -108,45 +110,23 @@ INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t 
     if (s2) *s2 = t2;
 }
 
-/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
- * converted them once per task). */
-INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
-                                    char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
-                                    bool stream, float *xf) {
-    const infiniopRowLayout *L = &info->rows;
-    size_t D = L->ncols;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x0 = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
-    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
-    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
-
-    float sum, dev, sq;
-    row_sums_vec(x0, D, t, 0.0f, &sum, NULL, xf);
-    /* xf (half types, rows up to WBUF): the first pass kept x as float32,
-     * the other two read it from there */
-    const void *x = xf ? (const void *)xf : x0;
-    const infiniDtype_t xt = xf ? INFINI_DTYPE_F32 : t;
-    float mean = sum / (float)D;
-    row_sums_vec(x, D, xt, mean, &dev, &sq, NULL);
-    float var = (sq - dev * dev / (float)D) / (float)D;
-    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
-    float sd = sqrtf(var + info->eps);
-    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
+/* The output pass of a contiguous row: z = (x - mean) / sd, o = z w + b
+ * (bias and stream compile-time constants at each call). */
+INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
+                                    infiniDtype_t t, infiniDtype_t wt, float mean, float sd, bool bias, bool stream) {
     /* (x - mean) / sd: correctly rounded for F32 outputs (v_div); for F16
      * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
      * ulp, 2^13 below the half types' rounding step) */
     const bool half = t != INFINI_DTYPE_F32;
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
-    bool bias = info->has_bias;
-#define LN_Z(jj) (half ? (v_load(V_CAT(x, xt, (jj)), xt) - mean) * rsd : v_div(v_load(V_CAT(x, xt, (jj)), xt) - mean, dv))
+#define LN_Z(jj) (half ? (v_load(V_CAT(x, t, (jj)), t) - mean) * rsd : v_div(v_load(V_CAT(x, t, (jj)), t) - mean, dv))
 #define LN_O(v, jj)                                                                                                    \
     (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
     for (; j + 2 * VL <= D; j += 2 * VL) {
         vf v0 = LN_Z(j), v1 = LN_Z(j + VL);
-        v_put2(V_AT(z, t, j), t, v0, v1, stream);
-        v_put2(V_AT(o, t, j), t, LN_O(v0, j), LN_O(v1, j + VL), stream);
+        v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
     }
     for (; j + VL <= D; j += VL) {
         vf v = LN_Z(j);
@@ -157,12 +137,62 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
 #undef LN_O
     if (j < D) {
         size_t n = D - j;
-        vf d = v_load_n(V_CAT(x, xt, j), xt, n) - mean;
+        vf d = v_load_n(V_CAT(x, t, j), t, n) - mean;
         vf v = half ? d * rsd : v_div(d, dv);
         vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
                       : v * v_load_n(V_CAT(w, wt, j), wt, n);
         v_store_n(V_AT(z, t, j), t, v, n);
         v_store_n(V_AT(o, t, j), t, res, n);
+    }
+}
+
+#define HEAD 256 /* elements whose mean is the shift of the one-pass statistics */
+
+/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
+ * converted them once per task).
+ * Statistics in one pass over memory (a second pass over the row, even from
+ * L1, cost ~15% of the bf16 4096x4096 time): with K the mean of the row's
+ * first HEAD elements, S1 = sum (x - K), S2 = sum (x - K)^2, delta = S1 / D,
+ *   mean = K + delta,   var = (S2 - S1 delta) / D
+ * (the shifted-data form of the corrected two-pass formula above: it is
+ * that formula with the shift K in place of the rounded mean). Its
+ * rounding error grows with delta^2 / var, so the row keeps it only when
+ * 16 delta^2 <= var (|mean - K| <= std / 4: S2 is then at most 1.07 D var
+ * and the error at most ~1.6 times the two-pass bound; K from 256 elements
+ * of a row of independent values misses the test with probability ~1e-4);
+ * other rows (and non-finite ones) take the two passes: mean = sum x / D,
+ * then the corrected two-pass variance. */
+INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
+                                    char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
+                                    bool stream) {
+    const infiniopRowLayout *L = &info->rows;
+    size_t D = L->ncols;
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    const void *x = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
+    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
+    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
+
+    size_t head = D < HEAD ? D : HEAD;
+    float K, s1, s2;
+    row_sums_vec(x, head, t, 0.0f, &K, NULL, false);
+    K /= (float)head;
+    row_sums_vec(x, D, t, K, &s1, &s2, true);
+    float delta = s1 / (float)D, mean = K + delta, var = (s2 - s1 * delta) / (float)D;
+    if (!(16.0f * delta * delta <= var)) { /* the two passes; NaN too */
+        row_sums_vec(x, D, t, 0.0f, &s1, NULL, false);
+        mean = s1 / (float)D;
+        row_sums_vec(x, D, t, mean, &s1, &s2, false);
+        var = (s2 - s1 * s1 / (float)D) / (float)D;
+    }
+    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
+    float sd = sqrtf(var + info->eps);
+    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
+    if (info->has_bias) {
+        if (stream) row_out(x, z, o, w, b, D, t, wt, mean, sd, true, true);
+        else row_out(x, z, o, w, b, D, t, wt, mean, sd, true, false);
+    } else {
+        if (stream) row_out(x, z, o, w, b, D, t, wt, mean, sd, false, true);
+        else row_out(x, z, o, w, b, D, t, wt, mean, sd, false, false);
     }
 }
 
@@ -182,7 +212,6 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
         /* half types: weight and bias as float32, converted once */
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
-        float xf[WBUF + VW] __attribute__((aligned(64)));
         bool bias = c->info->has_bias;
         size_t j = 0;
         for (; j + VL <= D; j += VL) {
@@ -194,10 +223,10 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
             if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)j, T);
         }
         for (size_t r = r0; r < r1; ++r)
-            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream, xf);
+            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
         if (c->stream) v_stream_fence();
     } else if (c->vector) {
-        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream, NULL);
+        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
         if (c->stream) v_stream_fence();
     } else {
         for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
