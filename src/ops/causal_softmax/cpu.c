@@ -123,9 +123,28 @@ INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
     s->xbuf = e != NULL;
 }
 
+/* Half types on AVX-512 (SM_HEAD): the shift m is the maximum of the
+ * row's first HEAD visible entries, not of the whole row (softmax is the
+ * same for any shift; v_exp_shifted_half takes any argument), so that the
+ * row is read once from memory, by sm_sum, with no pass of its own for the
+ * maximum. The sum is then at least 1, and finite unless an entry exceeds
+ * m by more than ~88 or the row holds a NaN or +inf: rows_vec then takes
+ * the exact maximum (sm_max) and sums again. */
+#define SM_HEAD (V_FMA && VL == 16)
+#define HEAD (4 * VL)
+INFINIOP_ALWAYS_INLINE void sm_head(smrow_t *s, infiniDtype_t t) {
+    size_t n = s->n < HEAD ? s->n : HEAD, j = 0;
+    vf vm = v_splat(-INFINITY);
+    for (; j + VL <= n; j += VL) vm = v_max(v_load(V_CAT(s->x, t, j), t), vm);
+    if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(s->x, t, j), t, n - j), v_splat(-INFINITY)), vm);
+    s->m = v_hmax(vm);
+    s->xbuf = false;
+}
+
 /* e = e^(x - m) into the buffer and its sum, in float32 lanes per block.
- * F16/BF16 outputs: v_exp_neg_h's half variant. */
-INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
+ * F16/BF16 outputs: v_exp_neg_h's half variant. prefetch: x is read from
+ * memory here (SM_HEAD). */
+INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
     const bool half = t != INFINI_DTYPE_F32;
     const void *xr = s->x;
     float *e = s->e, m = s->m, total = 0.0f;
@@ -144,25 +163,53 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t) {
                     acc[k] += v;
                 }
         } else {
-            for (j = j0; j + VW <= j1; j += VW)
+            for (j = j0; j + VW <= j1; j += VW) {
+                if (prefetch) V_PREFETCH_SPAN(V_CAT(xr, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
                 for (int k = 0; k < VN; ++k) {
-                    vf v = v_exp_neg_h(v_load(V_CAT(xr, t, j + k * VL), t) - m, half);
+                    vf xv = v_load(V_CAT(xr, t, j + k * VL), t);
+                    vf v = half ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, false);
                     if (e) *(vf_u *)(e + j + k * VL) = v;
                     acc[k] += v;
                 }
+            }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
             ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
             if (w <= 0) break;
             vf xv = v_load_upto(V_CAT(xr, t, j + k * VL), t, w);
-            vf v = s->xbuf ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, half);
+            vf v = half ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, false);
             v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
             if (e) *(vf_u *)(e + j + k * VL) = v; /* the buffers have VW floats of room past BUF */
             acc[k] += v;
         }
         total += v_hsum_w(acc);
     }
+    if (prefetch) { /* the rows V_PREFETCH_BYTES ahead: the few more columns of theirs (sm_max) */
+        V_PREFETCH_SPAN(V_CAT(xr, t, n), 128);
+    }
     s->total = total;
+}
+
+/* The shift and the sum of rows a and b (b may be NULL): SM_HEAD's shift
+ * where it applies, row by row (the row's maximum where its sum is not
+ * finite); else the maximum, phase by phase (one row's reductions overlap
+ * the other's pass). */
+INFINIOP_ALWAYS_INLINE void sm_stats(smrow_t *a, smrow_t *b, infiniDtype_t t) {
+    smrow_t *row[2] = {a, b};
+    int nrows = b ? 2 : 1;
+    if (SM_HEAD && t != INFINI_DTYPE_F32) {
+        for (int k = 0; k < nrows; ++k) {
+            sm_head(row[k], t);
+            sm_sum(row[k], t, true);
+            if (__builtin_expect(!isfinite(row[k]->total), 0)) {
+                sm_max(row[k], t);
+                sm_sum(row[k], t, false);
+            }
+        }
+        return;
+    }
+    for (int k = 0; k < nrows; ++k) sm_max(row[k], t);
+    for (int k = 0; k < nrows; ++k) sm_sum(row[k], t, false);
 }
 
 /* y = e / total over the visible columns, zeros over the masked ones; a
@@ -229,18 +276,14 @@ INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0,
         i = SM_NEXT(i);
         sm_init(&b, c->info, t, r + 1, i, c->y, c->x, bufb);
         i = SM_NEXT(i);
-        sm_max(&a, t);
-        sm_max(&b, t);
-        sm_sum(&a, t);
-        sm_sum(&b, t);
+        sm_stats(&a, &b, t);
         sm_out(&a, t, c->stream);
         sm_out(&b, t, c->stream);
     }
 #undef SM_NEXT
     if (r < r1) {
         sm_init(&a, c->info, t, r, i, c->y, c->x, bufa);
-        sm_max(&a, t);
-        sm_sum(&a, t);
+        sm_stats(&a, NULL, t);
         sm_out(&a, t, c->stream);
     }
 }
