@@ -128,26 +128,12 @@ __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], Ro
 #pragma unroll
             for (int i = 0; i < N; ++i) sc->red[slot + i][warp] = v[i];
         __syncthreads();
-        if (nwarps <= 16) {
-            /* every thread folds the partials itself, in the same order:
-             * independent shared loads and a short chain instead of five
-             * dependent shuffles (decode shapes: latency is all) */
 #pragma unroll
-            for (int i = 0; i < N; ++i) {
-                float acc = sc->red[slot + i][0];
+        for (int i = 0; i < N; ++i) v[i] = lane < nwarps ? sc->red[slot + i][lane] : id;
 #pragma unroll
-                for (unsigned w = 1; w < 16; ++w)
-                    if (w < nwarps) acc = rg_op<MAX>(acc, sc->red[slot + i][w]);
-                v[i] = acc;
-            }
-        } else {
+        for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = lane < nwarps ? sc->red[slot + i][lane] : id;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
-        }
+            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
 #if RG_HAS_CLUSTERS
         if constexpr (MODE == RG_CLUSTER) {
             namespace cg = cooperative_groups;
