@@ -25,9 +25,19 @@ typedef struct {
     infiniopCudaRowPlan cuda; /* NVIDIA descriptors: the launch plan */
 } infiniopCausalSoftmaxInfo;
 
-/* Number of visible columns of row r. */
+/* Number of visible columns of row r. (The 64-bit remainder is a long
+ * dependent chain on a GPU: decode shapes, S == 1, skip it, and values
+ * that fit take the 32-bit one.) */
 INFINIOP_HD size_t infiniop_causal_visible(const infiniopCausalSoftmaxInfo *info, size_t r) {
-    return r % info->S + (info->rows.ncols - info->S) + 1;
+    const size_t S = info->S;
+    size_t i;
+    if (S == 1)
+        i = 0;
+    else if ((r | S) >> 32 == 0)
+        i = (uint32_t)r % (uint32_t)S;
+    else
+        i = r % S;
+    return i + (info->rows.ncols - S) + 1;
 }
 
 infiniStatus_t infiniop_causal_softmax_cpu(const infiniopCausalSoftmaxInfo *info, void *y, const void *x);
