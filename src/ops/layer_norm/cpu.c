@@ -48,14 +48,26 @@ INFINIOP_ALWAYS_INLINE float row_sum(const void *x, ptrdiff_t s, size_t D, infin
     return total;
 }
 
+/* Row r's input, output and input_standardization. */
+typedef struct {
+    const void *x;
+    void *o, *z;
+} rowptr_t;
+INFINIOP_ALWAYS_INLINE rowptr_t row_pointers(const infiniopRowLayout *L, infiniDtype_t t, size_t r, char *out,
+                                             char *stdz, const char *in) {
+    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    rowptr_t p = {in + infiniop_cpu_row_offset(L, LN_IN, r) * es, out + infiniop_cpu_row_offset(L, LN_OUT, r) * es,
+                  stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es};
+    return p;
+}
+
 INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *out, char *stdz,
                                 char *std, const char *in, const void *w, const void *b) {
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
-    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
-    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
+    rowptr_t p = row_pointers(L, t, r, out, stdz, in);
+    const void *x = p.x;
+    void *o = p.o, *z = p.z;
     ptrdiff_t xs = L->col_stride[LN_IN], os = L->col_stride[LN_OUT], zs = L->col_stride[LN_STDZ];
 
     float mean = row_sum(x, xs, D, t, 0.0f, 1) / (float)D;
@@ -167,10 +179,8 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
                                     bool stream) {
     const infiniopRowLayout *L = &info->rows;
     size_t D = L->ncols;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
-    const void *x = in + infiniop_cpu_row_offset(L, LN_IN, r) * es;
-    void *o = out + infiniop_cpu_row_offset(L, LN_OUT, r) * es;
-    void *z = stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es;
+    rowptr_t p = row_pointers(L, t, r, out, stdz, in);
+    const void *x = p.x;
 
     size_t head = D < HEAD ? D : HEAD;
     float K, s1, s2;
@@ -188,11 +198,11 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     float sd = sqrtf(var + info->eps);
     infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
     if (info->has_bias) {
-        if (stream) row_out(x, z, o, w, b, D, t, wt, mean, sd, true, true);
-        else row_out(x, z, o, w, b, D, t, wt, mean, sd, true, false);
+        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, true, true);
+        else row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, true, false);
     } else {
-        if (stream) row_out(x, z, o, w, b, D, t, wt, mean, sd, false, true);
-        else row_out(x, z, o, w, b, D, t, wt, mean, sd, false, false);
+        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, false, true);
+        else row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, false, false);
     }
 }
 
