@@ -13,7 +13,7 @@
  * otherwise) and summed in lanes per block, then y = e / sum (two rows
  * at a time, phase by phase, so that one row's reductions overlap the
  * other's passes), correctly
- * rounded without a vector division (v_div_unit). A row whose maximum is
+ * rounded without a vector division (v_div_nonneg). A row whose maximum is
  * not finite (+inf, or every visible entry -inf or NaN) is NaN over its
  * visible part, as the scalar formulas give; a NaN among finite entries
  * makes the sum NaN, hence every visible output. Rows are split
@@ -123,9 +123,10 @@ INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
     s->xbuf = e != NULL;
 }
 
-/* Half types on AVX-512 (SM_HEAD): the shift m is the maximum of the
- * row's first HEAD visible entries, not of the whole row (softmax is the
- * same for any shift; v_exp_shifted_half takes any argument), so that the
+/* On AVX-512 (SM_HEAD): the shift m is the maximum of the row's first
+ * HEAD visible entries, not of the whole row (softmax is the same for any
+ * shift; v_exp_shifted_half takes any argument, and v_exp_neg there any
+ * argument up to 88.72, measured at 1.059 ulp over (0, 88.72]), so that the
  * row is read once from memory, by sm_sum, with no pass of its own for the
  * maximum. The sum is then at least 1, and finite unless an entry exceeds
  * m by more than ~88 or the row holds a NaN or +inf: rows_vec then takes
@@ -139,6 +140,12 @@ INFINIOP_ALWAYS_INLINE void sm_head(smrow_t *s, infiniDtype_t t) {
     if (j < n) vm = v_max(v_sel(v_first(n - j), v_load_n(V_CAT(s->x, t, j), t, n - j), v_splat(-INFINITY)), vm);
     s->m = v_hmax(vm);
     s->xbuf = false;
+}
+
+/* e^(x - m) as sm_sum and sm_out compute it: c = RN(m log2e) (half
+ * outputs, v_exp_shifted_half). */
+INFINIOP_ALWAYS_INLINE vf sm_exp(vf x, float m, float c, bool half) {
+    return half ? v_exp_shifted_half(x, m, c) : v_exp_neg_h(x - m, false);
 }
 
 /* e = e^(x - m) into the buffer and its sum, in float32 lanes per block.
@@ -167,7 +174,7 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
                 if (prefetch) V_PREFETCH_SPAN(V_CAT(xr, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
                 for (int k = 0; k < VN; ++k) {
                     vf xv = v_load(V_CAT(xr, t, j + k * VL), t);
-                    vf v = half ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, false);
+                    vf v = sm_exp(xv, m, c, half);
                     if (e) *(vf_u *)(e + j + k * VL) = v;
                     acc[k] += v;
                 }
@@ -177,7 +184,7 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
             ptrdiff_t w = (ptrdiff_t)(j1 - j) - k * VL;
             if (w <= 0) break;
             vf xv = v_load_upto(V_CAT(xr, t, j + k * VL), t, w);
-            vf v = half ? v_exp_shifted_half(xv, m, c) : v_exp_neg_h(xv - m, false);
+            vf v = sm_exp(xv, m, c, half);
             v = v_sel(v_first((size_t)w), v, v_splat(0.0f));
             if (e) *(vf_u *)(e + j + k * VL) = v; /* the buffers have VW floats of room past BUF */
             acc[k] += v;
@@ -197,8 +204,8 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
 INFINIOP_ALWAYS_INLINE void sm_stats(smrow_t *a, smrow_t *b, infiniDtype_t t) {
     smrow_t *row[2] = {a, b};
     int nrows = b ? 2 : 1;
-    if (SM_HEAD && t != INFINI_DTYPE_F32) {
-        for (int k = 0; k < nrows; ++k) {
+    if (SM_HEAD) {
+        for (int k = 0; k < nrows; ++k) { /* row by row: measured faster than phase by phase here */
             sm_head(row[k], t);
             sm_sum(row[k], t, true);
             if (__builtin_expect(!isfinite(row[k]->total), 0)) {
@@ -227,24 +234,24 @@ INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool strea
         for (; j < T; ++j) infiniop_store_f32(yr, (ptrdiff_t)j, t, 0.0f);
         return;
     }
-    /* e / total: correctly rounded for F32 outputs (v_div_unit); for F16
-     * and BF16 outputs e times the correctly rounded 1 / total */
+    /* e / total: correctly rounded for F32 outputs (v_div_nonneg); for
+     * F16 and BF16 outputs e times the correctly rounded 1 / total */
     v_div_t dv = v_div_setup(s->total);
     vf rcp = v_splat(1.0f / s->total);
-#define SM_Y(jj)                                                                                                       \
-    (e ? v_load(e + (jj), INFINI_DTYPE_F32) : v_exp_neg_h(v_load(V_CAT(xr, t, (jj)), t) - m, half))
-#define SM_DIV(v) (half ? (v) * rcp : v_div_unit((v), dv))
+    float c = m * 1.44269504088896341f;
+#define SM_Y(jj) (e ? v_load(e + (jj), INFINI_DTYPE_F32) : sm_exp(v_load(V_CAT(xr, t, (jj)), t), m, c, half))
+/* e in [0, 1] after the maximum; up to e^88.7 after SM_HEAD's shift */
+#define SM_DIV(v) (half ? (v) * rcp : v_div_nonneg((v), dv, !SM_HEAD))
     for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
         vf a = SM_Y(j), b = SM_Y(j + VL);
         v_put2(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
     }
     for (; j + VL <= n; j += VL) v_put(V_AT(yr, t, j), t, SM_DIV(SM_Y(j)), stream);
 #undef SM_Y
-#undef SM_DIV
     if (j < n) { /* the last partial vector of visible columns, then zeros */
         size_t k = n - j, w = T - j < VL ? T - j : VL;
-        vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : v_exp_neg_h(v_load_n(V_CAT(xr, t, j), t, k) - m, half);
-        v = v_sel(v_first(k), half ? v * rcp : v_div_unit(v, dv), v_splat(0.0f));
+        vf v = e ? v_load_n(e + j, INFINI_DTYPE_F32, k) : sm_exp(v_load_n(V_CAT(xr, t, j), t, k), m, c, half);
+        v = v_sel(v_first(k), SM_DIV(v), v_splat(0.0f));
         /* a whole vector goes through v_put: a cache line written by both
          * streaming and ordinary stores (half types: two vectors a line)
          * costs a flush of the partial line, which made bf16 rows slower
@@ -253,6 +260,7 @@ INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool strea
         else v_store_n(V_AT(yr, t, j), t, v, w);
         j += w;
     }
+#undef SM_DIV
     for (; j + 2 * VL <= T; j += 2 * VL) v_put_zeros2(V_AT(yr, t, j), t, stream);
     for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
     if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
