@@ -234,36 +234,6 @@ template <bool WARP> __device__ __forceinline__ float group_max_nan(float v, flo
     return WARP ? warp_max_nan(v) : block_max_nan(v, red);
 }
 
-/* The row groups of the streaming row kernels: a warp per row, blockDim.x
- * / 32 rows a block (WARP), or the whole block per row. tid/G: this
- * thread's index in its group and the group's size; rows first(),
- * first() + step(), ... go to this group; cache(): the group's slice of
- * the dynamic shared memory (ncols floats a group) when the plan caches
- * rows there, else nullptr. */
-template <bool WARP> struct StreamRows {
-    unsigned tid, G, grp;
-    size_t groups;
-    __device__ __forceinline__ StreamRows()
-        : tid(WARP ? (threadIdx.x & 31u) : threadIdx.x), G(WARP ? 32u : blockDim.x), grp(WARP ? (threadIdx.x >> 5) : 0u),
-          groups(WARP ? (blockDim.x >> 5) : 1u) {}
-    __device__ __forceinline__ size_t first() const { return (size_t)blockIdx.x * groups + grp; }
-    __device__ __forceinline__ size_t step() const { return (size_t)gridDim.x * groups; }
-    __device__ __forceinline__ float *cache(float4 *smem, size_t smem_bytes, size_t ncols) const {
-        return smem_bytes ? reinterpret_cast<float *>(smem) + grp * ncols : nullptr;
-    }
-};
-
-/* Element offset of row r of tensor t of a row layout (one row dimension,
- * the common case, without divisions). */
-__device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
-    if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
-    return infiniop_row_offset(&L, t, r);
-}
-
-/* Threads a block of the row-wise streaming kernels at most (their launch
- * bounds; 64 registers a thread). */
-#define INFINIOP_CUDA_ROW_MAX_BLOCK 1024
-
 /* Programmatic dependent launch (Hopper and later; the plans' pdl flag,
  * infiniop_cuda_launch below): a kernel may start while the previous kernel
  * of the stream finishes, so every kernel calls this first, before its
@@ -277,6 +247,40 @@ __device__ __forceinline__ void grid_dependency(void) {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+
+/* The row groups of the streaming row kernels, constructed first in each
+ * (it settles the grid dependency above): a warp per row, blockDim.x / 32
+ * rows a block (WARP), or the whole block per row. tid/G: this thread's
+ * index in its group and the group's size; rows first(), first() +
+ * step(), ... go to this group; cache(): the group's slice of the dynamic
+ * shared memory (ncols floats a group) when the plan caches rows there
+ * (smem_bytes > 0), else nullptr. */
+template <bool WARP> struct StreamRows {
+    unsigned tid, G, grp;
+    size_t groups;
+    __device__ __forceinline__ StreamRows()
+        : tid(WARP ? (threadIdx.x & 31u) : threadIdx.x), G(WARP ? 32u : blockDim.x), grp(WARP ? (threadIdx.x >> 5) : 0u),
+          groups(WARP ? (blockDim.x >> 5) : 1u) {
+        grid_dependency();
+    }
+    __device__ __forceinline__ size_t first() const { return (size_t)blockIdx.x * groups + grp; }
+    __device__ __forceinline__ size_t step() const { return (size_t)gridDim.x * groups; }
+    __device__ __forceinline__ float *cache(size_t smem_bytes, size_t ncols) const {
+        extern __shared__ float4 stream_rows_smem[];
+        return smem_bytes ? reinterpret_cast<float *>(stream_rows_smem) + grp * ncols : nullptr;
+    }
+};
+
+/* Element offset of row r of tensor t of a row layout (one row dimension,
+ * the common case, without divisions). */
+__device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
+    if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
+    return infiniop_row_offset(&L, t, r);
+}
+
+/* Threads a block of the row-wise streaming kernels at most (their launch
+ * bounds; 64 registers a thread). */
+#define INFINIOP_CUDA_ROW_MAX_BLOCK 1024
 
 /* ---------------------------------------------------------------- host side */
 /* Facts about one device, read once (thread-safe) and cached. */

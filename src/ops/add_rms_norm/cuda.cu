@@ -97,15 +97,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     add_rms_norm_kernel(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                         const typename W::S *w, bool w_vec, size_t smem,
                         const __grid_constant__ infiniopAddRMSNormInfo info) {
-    grid_dependency();
     typedef typename A::S S;
-    extern __shared__ float4 smem4[];
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, smem, D);
+    float *cache = sr.cache(smem, D);
     const size_t nchunks = D / V;
     const ptrdiff_t ws = info.w_stride;
 

@@ -176,15 +176,13 @@ template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     causal_softmax_kernel(typename T::S *y, const typename T::S *x, size_t smem,
                           const __grid_constant__ infiniopCausalSoftmaxInfo info) {
-    grid_dependency();
     typedef typename T::S S;
-    extern __shared__ float4 smem4[];
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t Tn = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, smem, Tn);
+    float *cache = sr.cache(smem, Tn);
     const size_t nchunks = Tn / V;
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
 

@@ -128,15 +128,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     layer_norm_kernel(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                       const typename T::S *w, const typename T::S *b, bool wb_vec, size_t smem,
                       const __grid_constant__ infiniopLayerNormInfo info) {
-    grid_dependency();
     typedef typename T::S S;
-    extern __shared__ float4 smem4[];
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
     const StreamRows<WARP> sr;
     const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem4, smem, D);
+    float *cache = sr.cache(smem, D);
     const size_t nchunks = D / V;
     /* Scalar path: element j of a row at j * column stride (any sign). */
     const ptrdiff_t xs = V == 1 ? L.col_stride[LN_IN] : 1, os = V == 1 ? L.col_stride[LN_OUT] : 1,
