@@ -106,6 +106,8 @@ template <int MODE> __device__ __forceinline__ void row_done() {
 }
 
 template <bool MAX> __device__ __forceinline__ float rg_op(float a, float b) { return MAX ? max_nan(a, b) : a + b; }
+/* Over a whole warp: common.cuh's warp_sum / warp_max_nan. */
+template <bool MAX> __device__ __forceinline__ float rg_warp(float v) { return MAX ? warp_max_nan(v) : warp_sum(v); }
 
 /* Sums (MAX false) or NaN-keeping maxima (MAX true) of v[0..N) over the
  * row's group, each value on its own (v[i] gets the result for v[i]); the
@@ -121,19 +123,13 @@ __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], Ro
     } else {
         const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
+        for (int i = 0; i < N; ++i) v[i] = rg_warp<MAX>(v[i]);
         if (lane == 0)
 #pragma unroll
             for (int i = 0; i < N; ++i) sc->red[slot + i][warp] = v[i];
         __syncthreads();
 #pragma unroll
-        for (int i = 0; i < N; ++i) v[i] = lane < nwarps ? sc->red[slot + i][lane] : id;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
+        for (int i = 0; i < N; ++i) v[i] = rg_warp<MAX>(lane < nwarps ? sc->red[slot + i][lane] : id);
 #if RG_HAS_CLUSTERS
         if constexpr (MODE == RG_CLUSTER) {
             namespace cg = cooperative_groups;
@@ -143,11 +139,8 @@ __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], Ro
                 for (int i = 0; i < N; ++i) sc->part[slot + i] = v[i];
             cluster.sync();
 #pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = lane < g.cl ? *cluster.map_shared_rank(&sc->part[slot + i], lane) : id;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
+            for (int i = 0; i < N; ++i)
+                v[i] = rg_warp<MAX>(lane < g.cl ? *cluster.map_shared_rank(&sc->part[slot + i], lane) : id);
         }
 #endif
     }
