@@ -46,7 +46,6 @@ typedef struct {
     unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
     bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
                                 kernels load every operand in the first round trip */
-
 } infiniopCudaRowPlan;
 
 /* Elementwise operators (silu, sigmoid). */

@@ -110,7 +110,6 @@ template <typename T, int KIND, int UNROLL>
 __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     grid_dependency();
     typedef typename T::S S;
-    typedef typename T::C C;
     constexpr int V = VecWidth<T>::value;
     constexpr bool FAST = IsHalf<T>::value;
     const size_t nvec = n / V;
@@ -134,7 +133,6 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
     }
     const size_t tail = n - nvec * V, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < tail) out[nvec * V + t] = T::store(apply_t<KIND, FAST>(T::load(in[nvec * V + t])));
-    (void)sizeof(C);
 }
 
 /* Contiguous but not 16-byte aligned. */
