@@ -35,7 +35,8 @@ typedef struct {
     ptrdiff_t st[4][TL_MAXDIM]; /* output, standardization, std (ndim-1), input */
     ptrdiff_t ws, bs;
     int null_strides, bias, alias;
-    double eps, lo, hi, offset, step; /* step: added to the first half of each row */
+    double eps, lo, hi, offset, step; /* step: added to the first `head` elements of each row */
+    size_t head;                       /* 0: half the row */
     int special; /* 1: NaN in a row, 2: inf in a row */
     size_t pad[6];
 } lcase;
@@ -73,7 +74,7 @@ static void run_case(const lcase *c, tl_rng *rng) {
                   c->bias ? "" : "(absent)", c->bs, c->eps,
                   c->alias == AL_OUT_IN ? " output=input" : c->alias == AL_STDZ_IN ? " standardization=input" : "",
                   c->special == 1 ? " NaN-row" : c->special == 2 ? " inf-row" : "",
-                  c->offset != 0 ? " offset-rows" : "");
+                  c->offset != 0 ? " offset-rows" : c->step != 0 ? " step-rows" : "");
     tl_tensor T[6]; /* output, stdz, std, input, weight, bias */
     memset(T, 0, sizeof T);
     tl_tensor *out = &T[0], *stdz = &T[1], *sd = &T[2], *in = &T[3], *w = &T[4], *b = &T[5];
@@ -94,9 +95,9 @@ static void run_case(const lcase *c, tl_rng *rng) {
     tl_tensor_fill_random(in, rng, c->lo, c->hi);
     if (c->offset != 0) /* rows with a large mean and a small deviation */
         for (size_t i = 0; i < in->numel; i++) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->offset);
-    if (c->step != 0) /* rows whose head sits apart from their mean (the CPU's one-pass statistics fall back) */
+    if (c->step != 0) /* rows whose head sits apart from their mean (the one-pass statistics fall back) */
         for (size_t i = 0; i < in->numel; i++)
-            if (i % D < D / 2) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->step);
+            if (i % D < (c->head ? c->head : D / 2)) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->step);
     if (c->special && in->numel)
         tl_tensor_set(in, tl_rng_below(rng, in->numel), c->special == 1 ? NAN : INFINITY);
     tl_tensor_fill_random(w, rng, -2, 2);
@@ -219,6 +220,14 @@ int main(int argc, char **argv) {
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 1000; c.eps = 1e-6; c.bias = 1;
         c.lo = -1; c.hi = 1; c.step = 20.0;
+        make_layouts(&rng, &c, 0);
+        run_case(&c, &rng);
+        /* long rows whose first 8 elements (the GPU's shift) sit far from
+         * the mean: |mean - shift|^2 / var ~ D / 8, so the one-pass
+         * statistics, kept, would miss the std tolerance ~4 times over */
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 2; c.shape[1] = 32768; c.eps = 1e-6; c.bias = 1;
+        c.lo = -1; c.hi = 1; c.step = 1000.0; c.head = 8;
         make_layouts(&rng, &c, 0);
         run_case(&c, &rng);
         /* large values, special values */

@@ -255,10 +255,11 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
          * path): 2-D column-major with extents that leave partial tiles,
          * 16-byte vectors possible, then the same with the input one
          * element off alignment, a 3-D case (unit input stride on the
-         * middle dimension), and extents no vector width divides */
+         * middle dimension), extents no vector width divides, and one
+         * of several whole blocks plus partial ones along both dimensions */
         {
-            static const size_t shp[4][3] = {{72, 136, 0}, {72, 136, 0}, {3, 40, 24}, {20, 30, 0}};
-            for (int k = 0; k < 4; k++) {
+            static const size_t shp[5][3] = {{72, 136, 0}, {72, 136, 0}, {3, 40, 24}, {20, 30, 0}, {264, 392, 0}};
+            for (int k = 0; k < 5; k++) {
                 memset(&c, 0, sizeof c);
                 c.dt = dt; c.lo = -120; c.hi = 120; c.special = k == 0;
                 c.ondim = c.indim = shp[k][2] ? 3 : 2;

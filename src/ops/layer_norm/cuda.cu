@@ -2,27 +2,31 @@
  * ops/layer_norm/cuda.cu - layer_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). Three passes, as on
- * the CPU: the mean, the variance as the mean of squared deviations (stable,
+ * ones; cuda/device.cu chooses at descriptor creation). The statistics are
+ * those of the CPU: the variance as the mean of squared deviations (stable,
  * never E[x^2] - mean^2) with the corrected two-pass term that cancels the
  * mean's rounding error, var = (sum d^2 - (sum d)^2 / D) / D, d = x - mean,
- * clamped at 0 (NaN kept), then the outputs: z = (x - mean) / std
+ * clamped at 0 (NaN kept); then the outputs: z = (x - mean) / std
  * (correctly rounded, from one reciprocal a row: DivBy in cuda/common.cuh),
- * output = z * w + b, std = sqrt(var + eps). x is kept in shared memory
- * (float32) between the passes when the row fits, each thread its own
- * elements; otherwise each pass reads it again. Element j is read before it
- * is written, by the same thread, so output or input_standardization may be
- * exactly input.
+ * output = z * w + b, std = sqrt(var + eps).
+ *  - The register path (the row held in registers) takes the statistics in
+ *    one reduction, shifted by the mean of the row's first 8 elements, and
+ *    falls back to the two passes (mean, then variance) for the rare rows
+ *    where that shift is too far from the mean (see layer_norm_reg).
+ *  - The streaming kernel (longer rows, strided weight or bias) makes three
+ *    passes; x is kept in shared memory (float32) between them when the row
+ *    fits, each thread its own elements; otherwise each pass reads it again.
+ * Element j is read before it is written, by the same thread, so output or
+ * input_standardization may be exactly input.
  */
 #include "cuda/common.cuh"
 #include "cuda/rows.cuh"
 #include "layer_norm.h"
 
 /* The register path (cuda/rows.cuh; unit-stride w and b): x is loaded once,
- * all its vectors in flight together, and the three phases (mean;
- * deviations; outputs) work on the registers; w and b come with x for
- * decode shapes (WB_EARLY), in the output phase otherwise. Same arithmetic
- * as the kernel below. */
+ * all its vectors in flight together, and the statistics and the outputs
+ * work on the registers; w and b come with x for
+ * decode shapes (WB_EARLY), in the output phase otherwise. */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
@@ -55,30 +59,70 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
             }
         }
-        float sum = 0.0f;
+        /* The statistics in one reduction (one barrier in the block form),
+         * shifted by K, the mean of the row's first KN elements (every
+         * thread loads them; cached): S1 = sum (x - K), S2 = sum (x - K)^2,
+         *   delta = S1 / D,  mean = K + delta,  var = (S2 - S1 delta) / D,
+         * the corrected two-pass formula with K in place of the rounded
+         * mean. Its rounding error grows with delta^2 / var, so a row keeps
+         * it only when delta^2 <= var (|mean - K| <= std: S2 <= 2 D var, and
+         * the error at most ~5 times the two-pass bound, well inside the
+         * tests' tolerance); K from 8 independent values misses that with
+         * probability ~0.5%. Other rows (and non-finite ones) take the two
+         * passes: mean = sum x / D, then the corrected two-pass variance.
+         * Every thread of the group has the same sums, so the branch is
+         * uniform. */
+        constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
+        float K = 0.0f;
 #pragma unroll
-        for (int k = 0; k < ITEMS; ++k)
-            if (g.tid + (size_t)k * g.G < nchunks) {
+        for (int k = 0; k < KV; ++k)
+            if ((size_t)k < nchunks) {
+                const VT h = *reinterpret_cast<const VT *>(x + k * V);
 #pragma unroll
-                for (int e = 0; e < V; ++e) sum += T::load(qx[k].v[e]);
+                for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
             }
-        const float mean = rg_reduce<MODE, false>(g, sum, &sc, 0) / (float)D;
-        float dev = 0.0f, sq = 0.0f;
+        K *= nchunks >= (size_t)KV ? 1.0f / (float)(KV * V) : 1.0f / (float)V; /* (a power of two: exact) */
+        float st[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (g.tid + (size_t)k * g.G < nchunks) {
-                forget(qx[k]); /* convert again in each phase rather than keep float copies live */
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    float d = T::load(qx[k].v[e]) - mean;
-                    dev += d;
-                    sq += d * d;
+                    const float d = T::load(qx[k].v[e]) - K;
+                    st[0] += d;
+                    st[1] = fmaf(d, d, st[1]);
                 }
             }
-        float ds[2] = {dev, sq};
-        rg_reduce_n<MODE, false, 2>(g, ds, &sc, 1);
-        dev = ds[0], sq = ds[1];
-        float var = (sq - dev * dev / (float)D) / (float)D;
+        rg_reduce_n<MODE, false, 2>(g, st, &sc, 0);
+        const float delta = st[0] / (float)D;
+        float mean = K + delta, var = (st[1] - st[0] * delta) / (float)D;
+        if (!(delta * delta <= var)) { /* the two passes (rare); NaN and inf too */
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k)
+                if (g.tid + (size_t)k * g.G < nchunks) {
+                    forget(qx[k]); /* convert again in each phase rather than keep float copies live */
+#pragma unroll
+                    for (int e = 0; e < V; ++e) sum += T::load(qx[k].v[e]);
+                }
+            /* (slot 2: slots 0 and 1 may still be read; after this
+             * reduction's barrier they are free again) */
+            mean = rg_reduce<MODE, false>(g, sum, &sc, 2) / (float)D;
+            float ds[2] = {0.0f, 0.0f};
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k)
+                if (g.tid + (size_t)k * g.G < nchunks) {
+                    forget(qx[k]);
+#pragma unroll
+                    for (int e = 0; e < V; ++e) {
+                        const float d = T::load(qx[k].v[e]) - mean;
+                        ds[0] += d;
+                        ds[1] += d * d;
+                    }
+                }
+            rg_reduce_n<MODE, false, 2>(g, ds, &sc, 0);
+            var = (ds[1] - ds[0] * ds[0] / (float)D) / (float)D;
+        }
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
         const DivBy div(sd);

@@ -12,8 +12,9 @@
  *    thread with every load issued before the first store, when both
  *    pointers are 16-byte aligned; one element at a time otherwise;
  *  - transposing (the input's unit stride on another dimension than the
- *    output's last): 64 x 64 tiles through shared memory, both sides
- *    coalesced;
+ *    output's last): with 16-byte vectors, each thread transposes a block
+ *    of V x V elements in registers; otherwise 64 x 64 tiles through
+ *    shared memory; both sides coalesced;
  *  - anything else (strides, broadcast input): a grid-stride loop over the
  *    output's elements, offsets (64-bit) from the coalesced layout; the
  *    index arithmetic is 32-bit up to 2^31 elements, 64-bit beyond.
@@ -238,55 +239,45 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
 
 /* The transposing path with 16-byte vectors on both sides (plan: tile_vec;
  * both extents along p and q and every other stride a multiple of the
- * vector width V, both pointers 16-byte aligned): a thread loads whole
- * vectors of V consecutive p for one q, applies the function and spreads
- * the results over the tile (row q); after the barrier it gathers V
- * consecutive q for one p from the tile's column p and stores them as one
- * vector. The tile holds the compute type with an odd row pitch: both
- * phases see at most 2-way bank conflicts. */
+ * vector width V, both pointers 16-byte aligned), without shared memory:
+ * a thread loads V input vectors (V consecutive p, at V consecutive q) and
+ * stores V output vectors (V consecutive q, at V consecutive p): its V x V
+ * block is transposed in registers, where the results are packed into the
+ * output vectors anyway. A warp's lanes are 4 along p and 8 along q, so each
+ * of its loads covers 8 input lines x 64 bytes and each store 4 output
+ * lines x 128 bytes: whole 32-byte sectors on both sides. A block (8 warps,
+ * 4 along p, 2 along q) covers TV x TV elements, 256 bytes of each line on
+ * both sides. (The 64 x 64 float tile in shared memory that this replaces
+ * was bound by its scalar shared-memory traffic: bench/NOTES.md.) */
+#define TV_EDGE(V) (16 * (V))
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_constant__ infiniopEltLayout L, int p,
                                                              typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
-    typedef typename T::C C;
-    constexpr int V = VecWidth<T>::value;
-    constexpr int NV = TILE / V;          /* vectors along one line of the tile */
-    constexpr int PER = TILE * NV / 256;  /* vectors a thread moves in each phase */
-    __shared__ C tile[TILE][TILE + 1];
+    typedef Vec<S, VecWidth<T>::value> VT;
+    constexpr int V = VecWidth<T>::value, TV = TV_EDGE(V);
     const int q = L.ndim - 1;
-    const size_t P = L.shape[p], Q = L.shape[q];
-    const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const size_t pp = (size_t)blockIdx.y * TV + ((warp & 3u) * 4u + (lane & 3u)) * V;
+    const size_t qq = (size_t)blockIdx.x * TV + ((warp >> 2) * 8u + (lane >> 2)) * V;
+    if (pp >= L.shape[p] || qq >= L.shape[q]) return; /* (no barriers: nothing waits for this thread) */
     const size_t nb = tile_planes(L, p, q);
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
         ptrdiff_t ib, ob;
         tile_bases(L, p, q, bi, &ib, &ob);
-        if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
-        Vec<S, V> v[PER];
+        VT v[V];
 #pragma unroll
-        for (int u = 0; u < PER; ++u) {
-            const unsigned i = threadIdx.x + 256u * u, line = i / NV, pv = (i % NV) * V;
-            const size_t pp = p0 + pv, qq = q0 + line;
-            if (pp < P && qq < Q) v[u] = *reinterpret_cast<const Vec<S, V> *>(in + ib + (ptrdiff_t)qq * isq + pp);
-        }
+        for (int k = 0; k < V; ++k) v[k] = *reinterpret_cast<const VT *>(in + ib + (ptrdiff_t)(qq + k) * isq + pp);
 #pragma unroll
-        for (int u = 0; u < PER; ++u) {
-            const unsigned i = threadIdx.x + 256u * u, line = i / NV, pv = (i % NV) * V;
+        for (int e = 0; e < V; ++e) {
+            VT o;
 #pragma unroll
-            for (int e = 0; e < V; ++e) tile[line][pv + e] = apply_t<KIND, IsHalf<T>::value>(T::load(v[u].v[e]));
-        }
-        __syncthreads();
+            for (int k = 0; k < V; ++k) forget(v[k]); /* convert in each step: no float copies of the block */
 #pragma unroll
-        for (int u = 0; u < PER; ++u) {
-            const unsigned i = threadIdx.x + 256u * u, line = i / NV, qv = (i % NV) * V;
-            const size_t pp = p0 + line, qq = q0 + qv;
-            if (pp < P && qq < Q) {
-                Vec<S, V> o;
-#pragma unroll
-                for (int e = 0; e < V; ++e) o.v[e] = T::store(tile[qv + e][line]);
-                *reinterpret_cast<Vec<S, V> *>(out + ob + (ptrdiff_t)pp * osp + qq) = o;
-            }
+            for (int k = 0; k < V; ++k) o.v[k] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(v[k].v[e])));
+            *reinterpret_cast<VT *>(out + ob + (ptrdiff_t)(pp + e) * osp + qq) = o;
         }
     }
 }
@@ -310,12 +301,14 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
     if (info->cuda.tile_p >= 0) {
         const int p = info->cuda.tile_p, q = L.ndim - 1;
         size_t nb = L.n / (L.shape[p] * L.shape[q]);
-        dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE),
-                (unsigned)(nb < 65535 ? nb : 65535));
-        auto kernel = info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in)
-                          ? unary_tile_vec_kernel<T, KIND>
-                          : unary_tile_kernel<T, KIND>;
-        return infiniop_cuda_launch(kernel, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
+        const unsigned z = (unsigned)(nb < 65535 ? nb : 65535);
+        if (info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in)) {
+            const size_t tv = TV_EDGE(VecWidth<T>::value);
+            dim3 tg((unsigned)((L.shape[q] + tv - 1) / tv), (unsigned)((L.shape[p] + tv - 1) / tv), z);
+            return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
+        }
+        dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE), z);
+        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
     }
     /* 32-bit indices while i + the grid's stride cannot wrap */
     auto kernel = L.n <= ((size_t)1 << 31) ? unary_strided_kernel<T, KIND, uint32_t>
@@ -355,7 +348,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (info->cuda.tile_p >= 0) {
         const int tp = info->cuda.tile_p, tq = L.ndim - 1;
         const size_t V = 16 / infiniop_dtype_size(info->dtype);
-        bool ok = L.shape[tp] % V == 0 && L.shape[tq] % V == 0;
+        bool ok = L.shape[tp] % V == 0 && L.shape[tq] % V == 0 && (L.shape[tp] + 16 * V - 1) / (16 * V) <= 65535;
         for (int d = 0; d < L.ndim && ok; ++d) {
             if (d != tq && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
             if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
