@@ -620,11 +620,14 @@ def main(argv=None):
     else:
         dev_name, l2 = "cpu (dry run)", 1 << 20
         dev_info = "CPU (--dry-run: tiny shapes, wall-clock timing; the numbers mean nothing)"
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__)), timeout=10).stdout.strip() or None
-    except Exception:
-        commit = None
+    # INFINIOP_COMMIT names the commit of a tree exported without its git history
+    commit = os.environ.get("INFINIOP_COMMIT") or None
+    if commit is None:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    cwd=os.path.dirname(os.path.abspath(__file__)), timeout=10).stdout.strip() or None
+        except Exception:
+            commit = None
 
     # copy ceiling
     ceil_bytes = (256 << 10) if args.dry_run else ((1 << 30) if quick else (2 << 30))

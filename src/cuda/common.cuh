@@ -52,6 +52,10 @@ struct DtF64 {
     static __device__ __forceinline__ S store(double v) { return v; }
 };
 
+/* A half type (F16, BF16): its kernels may use float32 approximations a few
+ * float32 ulp off, far under half an ulp of the output. */
+template <typename Dt> struct IsHalf { static constexpr bool value = sizeof(typename Dt::S) == 2; };
+
 /* Elements of dtype Dt in one 16-byte vector. */
 template <typename Dt> struct VecWidth {
     static constexpr int value = (int)(16 / sizeof(typename Dt::S));
@@ -151,6 +155,21 @@ struct DivBy {
         return fmaf(fmaf(-q, b, a), r, q);
     }
 };
+
+/* sqrt(v) and 1 / sqrt(v) by the hardware approximations (relative error
+ * under 2^-22; subnormals kept, v = 0 gives 0 and inf, NaN stays NaN): for
+ * the half types, where a correctly rounded sqrt and division would only
+ * lengthen the dependent chain of a row. */
+__device__ __forceinline__ float sqrt_approx(float v) {
+    float r;
+    asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ float rsqrt_approx(float v) {
+    float r;
+    asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
+    return r;
+}
 
 /* V elements of a float array in shared memory (16-byte aligned when V > 1). */
 template <int V> __device__ __forceinline__ void smem_store(float *p, const float (&in)[V]) {

@@ -12,7 +12,10 @@
  *  - The register path (the row held in registers) takes the statistics in
  *    one reduction, shifted by the mean of the row's first 8 elements, and
  *    falls back to the two passes (mean, then variance) for the rare rows
- *    where that shift is too far from the mean (see layer_norm_reg).
+ *    where that shift is too far from the mean (see layer_norm_reg). For
+ *    the half types it multiplies by 1/D and takes std and 1/std from the
+ *    hardware approximations (a few float32 ulp, far under the output's
+ *    rounding; as the unary operators do for half outputs).
  *  - The streaming kernel (longer rows, strided weight or bias) makes three
  *    passes; x is kept in shared memory (float32) between them when the row
  *    fits, each thread its own elements; otherwise each pass reads it again.
@@ -35,7 +38,9 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     constexpr int V = VecWidth<T>::value;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
+    constexpr bool FAST = IsHalf<T>::value;
     const size_t D = L.ncols, nchunks = D / V;
+    const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
     const bool has_bias = info.has_bias;
     typedef Vec<typename T::S, V> VT;
@@ -74,28 +79,48 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
          * uniform. */
         constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
         float K = 0.0f;
+        if constexpr (FAST) { /* pairwise: a short dependent chain */
+            float kh[KV * V];
 #pragma unroll
-        for (int k = 0; k < KV; ++k)
-            if ((size_t)k < nchunks) {
-                const VT h = *reinterpret_cast<const VT *>(x + k * V);
+            for (int k = 0; k < KV; ++k) {
+                VT h;
+                if ((size_t)k < nchunks) h = *reinterpret_cast<const VT *>(x + k * V);
 #pragma unroll
-                for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
+                for (int e = 0; e < V; ++e) kh[k * V + e] = (size_t)k < nchunks ? T::load(h.v[e]) : 0.0f;
             }
+#pragma unroll
+            for (int s = KV * V / 2; s > 0; s /= 2)
+#pragma unroll
+                for (int i = 0; i < s; ++i) kh[i] += kh[i + s];
+            K = kh[0];
+        } else { /* (F32: in order, fewer registers) */
+#pragma unroll
+            for (int k = 0; k < KV; ++k)
+                if ((size_t)k < nchunks) {
+                    const VT h = *reinterpret_cast<const VT *>(x + k * V);
+#pragma unroll
+                    for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
+                }
+        }
         K *= nchunks >= (size_t)KV ? 1.0f / (float)(KV * V) : 1.0f / (float)V; /* (a power of two: exact) */
-        float st[2] = {0.0f, 0.0f};
+        /* half types: two accumulators each, half the dependent chain (F32
+         * keeps one: the registers of layer_norm f32 65536x512's 64) */
+        float st[2] = {0.0f, 0.0f}, st2[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (g.tid + (size_t)k * g.G < nchunks) {
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
                     const float d = T::load(qx[k].v[e]) - K;
-                    st[0] += d;
-                    st[1] = fmaf(d, d, st[1]);
+                    float *a = FAST && (e & 1) ? st2 : st;
+                    a[0] += d;
+                    a[1] = fmaf(d, d, a[1]);
                 }
             }
+        st[0] += st2[0], st[1] += st2[1];
         rg_reduce_n<MODE, false, 2>(g, st, &sc, 0);
-        const float delta = st[0] / (float)D;
-        float mean = K + delta, var = (st[1] - st[0] * delta) / (float)D;
+        const float delta = FAST ? st[0] * invD : st[0] / (float)D;
+        float mean = K + delta, var = FAST ? (st[1] - st[0] * delta) * invD : (st[1] - st[0] * delta) / (float)D;
         if (!(delta * delta <= var)) { /* the two passes (rare); NaN and inf too */
             float sum = 0.0f;
 #pragma unroll
@@ -124,8 +149,11 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             var = (ds[1] - ds[0] * ds[0] / (float)D) / (float)D;
         }
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
-        const float sd = sqrtf(var + info.eps);
-        const DivBy div(sd);
+        /* F32: std correctly rounded, z by DivBy; half types: the hardware
+         * approximations (z = (x - mean) rs, a few float32 ulp) */
+        const float ve = var + info.eps;
+        const float sd = FAST ? sqrt_approx(ve) : sqrtf(ve), rs = FAST ? rsqrt_approx(ve) : 0.0f;
+        const DivBy div(sd); /* (not computed for half types: unused) */
         if (g.tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
         typename T::S *o = out + row_off(L, LN_OUT, r), *z = stdz + row_off(L, LN_STDZ, r);
 #pragma unroll
@@ -142,7 +170,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    float zo = div(T::load(qx[k].v[e]) - mean);
+                    const float d = T::load(qx[k].v[e]) - mean;
+                    const float zo = FAST ? d * rs : div(d);
                     float oo = zo * T::load(wk.v[e]);
                     if (has_bias) oo += T::load(bk.v[e]);
                     zq.v[e] = T::store(zo);

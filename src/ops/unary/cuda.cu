@@ -99,7 +99,6 @@ template <int KIND, bool FAST> __device__ __forceinline__ float apply_t(float x)
     else return apply<KIND>(x);
 }
 template <int KIND, bool FAST> __device__ __forceinline__ double apply_t(double x) { return apply<KIND>(x); }
-template <typename T> struct IsHalf { static constexpr bool value = sizeof(typename T::S) == 2; };
 
 /* Contiguous, both pointers 16-byte aligned: nvec vectors of V elements,
  * UNROLL vectors a thread (all loads issued before the first store: the
