@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                qa[k] = *reinterpret_cast<const VA *>(ar + c * V);
-                qb[k] = *reinterpret_cast<const VA *>(br + c * V);
+                qa[k] = load_once<VA>(ar + c * V);
+                qb[k] = load_once<VA>(br + c * V);
                 qw[k] = *reinterpret_cast<const VW *>(w + c * V);
             }
         }
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     q.v[e] = A::store(v);
                     o.v[e] = A::store(v * scale * W::load(qw[k].v[e]));
                 }
-                *reinterpret_cast<VA *>(rr + c * V) = q;
-                *reinterpret_cast<VA *>(yr + c * V) = o;
+                store_once(rr + c * V, q);
+                store_once(yr + c * V, o);
             }
         }
     }

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
-            if (c < vchunks) q[k] = *reinterpret_cast<const VT *>(xr + c * V);
+            if (c < vchunks) q[k] = load_once<VT>(xr + c * V);
         }
         float m = -INFINITY;
 #pragma unroll
@@ -153,10 +153,10 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
                 }
                 cs_chunk_out<V>(v, inv, n - c * V);
-                store_chunk<T, V>(yr + c * V, v);
+                store_chunk<T, V, true>(yr + c * V, v);
             } else if (c < nchunks) { /* masked: never loaded */
                 const float zero[V] = {};
-                store_chunk<T, V>(yr + c * V, zero);
+                store_chunk<T, V, true>(yr + c * V, zero);
             }
         }
     }

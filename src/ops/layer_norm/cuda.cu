@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                qx[k] = *reinterpret_cast<const VT *>(x + c * V);
+                qx[k] = load_once<VT>(x + c * V);
                 if constexpr (WB_EARLY) {
                     qw[k] = *reinterpret_cast<const VT *>(w + c * V);
                     if (has_bias) qb[k] = *reinterpret_cast<const VT *>(b + c * V);
@@ -177,8 +177,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     zq.v[e] = T::store(zo);
                     oq.v[e] = T::store(oo);
                 }
-                *reinterpret_cast<VT *>(z + c * V) = zq;
-                *reinterpret_cast<VT *>(o + c * V) = oq;
+                store_once(z + c * V, zq);
+                store_once(o + c * V, oq);
             }
         }
     }
