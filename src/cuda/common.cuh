@@ -100,6 +100,9 @@ template <typename VT> __device__ __forceinline__ void store_once(void *p, const
     __stcs(reinterpret_cast<int4 *>(p), t);
 }
 
+/* Asks L2 for the line holding p (no register, no wait). */
+__device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 /* ONCE: the vector store with the evict-first hint (store_once). */
 template <typename Dt, int V, bool ONCE = false>
 __device__ __forceinline__ void store_chunk(typename Dt::S *p, const typename Dt::C (&in)[V]) {
@@ -329,6 +332,7 @@ typedef struct {
     int sm_count;
     int max_threads_per_sm;
     size_t smem_per_block; /* without opt-in */
+    size_t l2_bytes;
     int cc_major, cc_minor;
 } infiniopCudaProps;
 

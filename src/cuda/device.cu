@@ -25,6 +25,7 @@ static void read_props(int device) {
         (e = cudaDeviceGetAttribute(&p.cc_major, cudaDevAttrComputeCapabilityMajor, device)) == cudaSuccess &&
         (e = cudaDeviceGetAttribute(&p.cc_minor, cudaDevAttrComputeCapabilityMinor, device)) == cudaSuccess) {
         p.smem_per_block = (size_t)v;
+        if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, device)) == cudaSuccess) p.l2_bytes = (size_t)v;
     }
     props_err[device] = e;
     props_cache[device] = p;
@@ -105,7 +106,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * rows of decode shapes (fewer rows than SMs) go to a cluster of that
  * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows;
  * INFINIOP_CUDA_PDL=0: no programmatic dependent launch (infiniop_cuda_pdl);
- * INFINIOP_CUDA_REG_EARLY=1: plan.reg_latency everywhere. */
+ * INFINIOP_CUDA_REG_EARLY=1: plan.reg_latency everywhere;
+ * INFINIOP_CUDA_PREFETCH=rows: plan.reg_prefetch (0: off). */
 static struct {
     int policy;       /* 1 default, 2 all, 3 wide */
     size_t items;     /* 0: the planner's choice */
@@ -113,6 +115,7 @@ static struct {
     bool warp8;
     bool pdl;
     bool early;
+    long prefetch; /* < 0: the planner's choice */
 } knobs;
 static std::once_flag knobs_once;
 
@@ -131,6 +134,8 @@ static void read_knobs(void) {
     knobs.pdl = !(e && !strcmp(e, "0"));
     e = getenv("INFINIOP_CUDA_REG_EARLY");
     knobs.early = e && !strcmp(e, "1");
+    e = getenv("INFINIOP_CUDA_PREFETCH");
+    knobs.prefetch = e ? atol(e) : -1;
 }
 
 bool infiniop_cuda_pdl(const infiniopCudaProps &p) {
@@ -206,6 +211,21 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
     q->reg_latency = nrows < sms || knobs.early;
+    /* Rows that fill the GPU: each group asks L2 for the input of the row
+     * an eighth of L2 ahead (bench/NOTES.md: layer_norm bf16 16384x4096
+     * 103.7 -> 99.9 us and f32 65536x512 102.5 -> 100.5 at 1024 and 4224
+     * rows, H200; a quarter of L2 ahead or more was slower). It adds
+     * requests in flight without registers. INFINIOP_CUDA_PREFETCH=rows
+     * overrides (0: off). */
+    size_t pf = 0;
+    if (nrows >= sms && p.l2_bytes) {
+        const size_t row_bytes = ncols * (size_t)(16 / vec_elems);
+        pf = p.l2_bytes / 8 / row_bytes;
+        if (pf < 1) pf = 1;
+        if (pf > 1u << 20) pf = 1u << 20;
+    }
+    if (knobs.prefetch >= 0) pf = (size_t)knobs.prefetch;
+    q->reg_prefetch = (unsigned)pf;
 }
 
 infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,

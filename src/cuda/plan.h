@@ -44,6 +44,7 @@ typedef struct {
     unsigned reg_cluster;    /* blocks per row when reg_lanes == 0: 1, or 2..8 (a thread-block cluster) */
     unsigned reg_threads;    /* threads per block */
     unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
+    unsigned reg_prefetch;   /* > 0: each group prefetches into L2 the input row this many rows ahead */
     bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
                                 kernels load every operand in the first round trip */
 } infiniopCudaRowPlan;

@@ -105,6 +105,12 @@ template <int MODE> __device__ __forceinline__ void row_done() {
 #endif
 }
 
+/* Asks L2 for `bytes` bytes at p (an input row some rows ahead,
+ * plan.reg_prefetch), each thread of the group a 128-byte line. */
+__device__ __forceinline__ void rg_prefetch(const RowGroup &g, const void *p, size_t bytes) {
+    for (size_t off = (size_t)g.tid * 128; off < bytes; off += (size_t)g.G * 128) prefetch_l2((const char *)p + off);
+}
+
 template <bool MAX> __device__ __forceinline__ float rg_op(float a, float b) { return MAX ? max_nan(a, b) : a + b; }
 /* Over a whole warp: common.cuh's warp_sum / warp_max_nan. */
 template <bool MAX> __device__ __forceinline__ float rg_warp(float v) { return MAX ? warp_max_nan(v) : warp_sum(v); }

@@ -45,6 +45,10 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 qw[k] = *reinterpret_cast<const VW *>(w + c * V);
             }
         }
+        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows) {
+            rg_prefetch(g, a + row_off(L, ARN_A, r + info.cuda.reg_prefetch), D * sizeof(*a));
+            rg_prefetch(g, b + row_off(L, ARN_B, r + info.cuda.reg_prefetch), D * sizeof(*b));
+        }
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {

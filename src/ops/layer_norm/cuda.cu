@@ -78,6 +78,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
          * Every thread of the group has the same sums, so the branch is
          * uniform. */
         constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
+        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows)
+            rg_prefetch(g, in + row_off(L, LN_IN, r + info.cuda.reg_prefetch), D * sizeof(*in));
         float K = 0.0f;
         if constexpr (FAST) { /* pairwise: a short dependent chain */
             float kh[KV * V];
