@@ -407,8 +407,9 @@ static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15
  *  - REG_LONG: the register kernel is the faster one for long rows too;
  *  - REG_WARP8: it is instantiated with 8 vectors a thread in the
  *    warp-per-row form (rg_dispatch<K, 8>), so rows of up to 256 vectors
- *    can go a warp each, without block barriers. */
-enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2 };
+ *    can go a warp each, without block barriers;
+ *  - REG_2IN: two inputs a row (the L2 prefetch distance counts both). */
+enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_REG_2IN = 4 };
 
 /* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
  * vec_elems: elements per 16-byte vector of the activation dtype;

@@ -212,14 +212,15 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
     q->reg_latency = nrows < sms || knobs.early;
     /* Rows that fill the GPU: each group asks L2 for the input of the row
-     * an eighth of L2 ahead (bench/NOTES.md: layer_norm bf16 16384x4096
-     * 103.7 -> 99.9 us and f32 65536x512 102.5 -> 100.5 at 1024 and 4224
-     * rows, H200; a quarter of L2 ahead or more was slower). It adds
-     * requests in flight without registers. INFINIOP_CUDA_PREFETCH=rows
-     * overrides (0: off). */
+     * an eighth of L2 ahead, counting every input (REG_2IN: two)
+     * (bench/NOTES.md, H200: layer_norm bf16 16384x4096 103.7 -> 99.9 us
+     * and f32 65536x512 102.5 -> 100.5 at 1024 and 4224 rows; a quarter of
+     * L2 ahead or more was slower; add_rms_norm f16 4096x4096 35.0 -> 34.6
+     * at L2/8, 35.8 at L2/4). It adds requests in flight without
+     * registers. INFINIOP_CUDA_PREFETCH=rows overrides (0: off). */
     size_t pf = 0;
     if (nrows >= sms && p.l2_bytes) {
-        const size_t row_bytes = ncols * (size_t)(16 / vec_elems);
+        const size_t row_bytes = ncols * (size_t)(16 / vec_elems) * (reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
         pf = p.l2_bytes / 8 / row_bytes;
         if (pf < 1) pf = 1;
         if (pf > 1u << 20) pf = 1u << 20;

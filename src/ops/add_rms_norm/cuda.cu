@@ -195,7 +195,8 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
     size_t es = infiniop_dtype_size(info->atype);
     int V = (int)(16 / es);
     infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
-                                                info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u,
+                                                INFINIOP_CUDA_REG_2IN |
+                                                    (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
                                                 &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};

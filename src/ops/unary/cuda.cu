@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) q[u] = *reinterpret_cast<const Vec<S, V> *>(in + i * V);
+            if (i < nvec) q[u] = load_once<Vec<S, V>>(in + i * V); /* evict-first: 2% on half types */
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
             if (i < nvec) {
 #pragma unroll
                 for (int k = 0; k < V; ++k) q[u].v[k] = T::store(apply_t<KIND, FAST>(T::load(q[u].v[k])));
-                *reinterpret_cast<Vec<S, V> *>(out + i * V) = q[u];
+                store_once(out + i * V, q[u]);
             }
         }
     }
