@@ -54,7 +54,8 @@ typedef struct {
     unsigned threads; /* threads per block */
     unsigned grid;    /* blocks; grid-stride loop over the elements (the contiguous path: blocks of
                          threads x UNROLL 16-byte vectors) */
-    int tile_p;       /* >= 0: the transposing path (a shared-memory tile) over dimensions tile_p (the
+    int tile_p;       /* >= 0: the transposing path (blocks transposed in registers, or a shared-memory
+                         tile without 16-byte vectors) over dimensions tile_p (the
                          input's unit-stride one) and ndim - 1 (the output's); -1: off */
     unsigned unroll;  /* the contiguous 16-byte path: vectors a thread (2, 4 or 8) */
     bool tile_vec;    /* the transposing path may use 16-byte vectors (extents and strides allow;
