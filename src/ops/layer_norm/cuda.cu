@@ -28,8 +28,8 @@
 
 /* The register path (cuda/rows.cuh; unit-stride w and b): x is loaded once,
  * all its vectors in flight together, and the statistics and the outputs
- * work on the registers; w and b come with x for
- * decode shapes (WB_EARLY), in the output phase otherwise. */
+ * work on the registers; w and b come with x for decode shapes (WB_EARLY),
+ * in the output phase otherwise. */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
@@ -64,8 +64,10 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
             }
         }
+        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows)
+            rg_prefetch(g, in + row_off(L, LN_IN, r + info.cuda.reg_prefetch), D * sizeof(*in));
         /* The statistics in one reduction (one barrier in the block form),
-         * shifted by K, the mean of the row's first KN elements (every
+         * shifted by K, the mean of the row's first 8 elements (every
          * thread loads them; cached): S1 = sum (x - K), S2 = sum (x - K)^2,
          *   delta = S1 / D,  mean = K + delta,  var = (S2 - S1 delta) / D,
          * the corrected two-pass formula with K in place of the rounded
@@ -78,8 +80,6 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
          * Every thread of the group has the same sums, so the branch is
          * uniform. */
         constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
-        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows)
-            rg_prefetch(g, in + row_off(L, LN_IN, r + info.cuda.reg_prefetch), D * sizeof(*in));
         float K = 0.0f;
         if constexpr (FAST) { /* pairwise: a short dependent chain */
             float kh[KV * V];
