@@ -33,7 +33,8 @@ typedef struct {
     ptrdiff_t ys[TL_MAXDIM], xs[TL_MAXDIM];
     int null_strides, inplace;
     double lo, hi;
-    int special; /* 0 none, 1 NaN/inf under the mask, 2 NaN visible, 3 -inf visible, 4 +inf visible */
+    int special; /* 0 none, 1 NaN/inf under the mask, 2 NaN visible, 3 -inf visible, 4 +inf visible,
+                    5 the first (up to 100) visible entries -inf, the rest finite */
     size_t ypad, xpad;
 } scase;
 
@@ -53,7 +54,8 @@ static double tol_y(size_t i, double ref, void *vctx) {
 
 static void run_case(const scase *c, tl_rng *rng) {
     char b0[96], b1[96], b2[96];
-    static const char *sp[] = {"", " masked-NaN/inf", " visible-NaN", " visible-(-inf)", " visible-(+inf)"};
+    static const char *sp[] = {"", " masked-NaN/inf", " visible-NaN", " visible-(-inf)", " visible-(+inf)",
+                               " head-(-inf)"};
     tl_case_begin("causal_softmax %s shape %s y%s x%s%s%s%s", tl_dtype_name(c->dt),
                   tl_fmt_dims(b0, sizeof b0, c->ndim, c->shape),
                   c->null_strides ? "(NULL)" : tl_fmt_strides(b1, sizeof b1, c->ndim, c->ys),
@@ -84,6 +86,10 @@ static void run_case(const scase *c, tl_rng *rng) {
                     if (j != keep && tl_rng_chance(rng, 0.4)) tl_tensor_set(x, r * T + j, -INFINITY);
             } else if (c->special == 4 && tl_rng_chance(rng, 0.3)) {
                 tl_tensor_set(x, r * T + tl_rng_below(rng, vis), INFINITY);
+            } else if (c->special == 5 && vis > 1) {
+                /* a head of -inf longer than the CPU's 64-entry shift window */
+                size_t h = vis - 1 < 100 ? vis - 1 : 100;
+                for (size_t j = 0; j < h; j++) tl_tensor_set(x, r * T + j, -INFINITY);
             }
         }
     }
@@ -190,9 +196,10 @@ int main(int argc, char **argv) {
         c.inplace = 0; c.shape[0] = 0;
         make_layouts(&rng, &c, 1);
         run_case(&c, &rng);
-        for (int sp = 1; sp <= 4; sp++) {
+        for (int sp = 1; sp <= 5; sp++) {
             memset(&c, 0, sizeof c);
-            c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 2; c.shape[1] = 9; c.shape[2] = 13 + 50 * (sp & 1);
+            c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 2; c.shape[1] = 9;
+            c.shape[2] = sp == 5 ? 200 : 13 + 50 * (sp & 1);
             c.lo = -4; c.hi = 4; c.special = sp;
             make_layouts(&rng, &c, 1);
             run_case(&c, &rng);
@@ -221,7 +228,7 @@ int main(int argc, char **argv) {
         c.null_strides = tl_rng_chance(&rng, 0.2);
         double range = tl_rng_chance(&rng, 0.1) ? 1e4 : tl_rng_chance(&rng, 0.2) ? 50 : 4;
         c.lo = -range; c.hi = range;
-        c.special = tl_rng_chance(&rng, 0.1) ? 1 + (int)tl_rng_below(&rng, 4) : 0;
+        c.special = tl_rng_chance(&rng, 0.1) ? 1 + (int)tl_rng_below(&rng, 5) : 0;
         if (!c.inplace) {
             c.ypad = tl_rng_below(&rng, 3);
             c.xpad = tl_rng_below(&rng, 3);

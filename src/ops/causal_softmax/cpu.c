@@ -156,7 +156,10 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
     const void *xr = s->x;
     float *e = s->e, m = s->m, total = 0.0f;
     size_t n = s->n, j;
-    if (!isfinite(m)) return;
+    if (!isfinite(m)) { /* SM_HEAD: a head of -inf (the rest may be finite), +inf or NaN: the caller takes */
+        s->total = NAN; /* the row's maximum; after the maximum: sm_out writes the NaN row */
+        return;
+    }
     float c = m * 1.44269504088896341f; /* v_exp_shifted_half's shift */
     for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < n ? j0 + BLOCK : n;
