@@ -105,8 +105,15 @@ template <int MODE> __device__ __forceinline__ void row_done() {
 #endif
 }
 
-/* Asks L2 for `bytes` bytes at p (an input row some rows ahead,
- * plan.reg_prefetch), each thread of the group a 128-byte line. */
+/* The row plan.reg_prefetch rows after r, whose input a group asks L2 for
+ * while it works on row r; 0 when there is none (prefetch off, or past
+ * the last row; row 0 is never ahead of another). */
+__device__ __forceinline__ size_t rg_ahead(const infiniopCudaRowPlan &p, size_t r, size_t nrows) {
+    return p.reg_prefetch && r + p.reg_prefetch < nrows ? r + p.reg_prefetch : 0;
+}
+
+/* Asks L2 for `bytes` bytes at p (an input row of rg_ahead), each thread of
+ * the group a 128-byte line. */
 __device__ __forceinline__ void rg_prefetch(const RowGroup &g, const void *p, size_t bytes) {
     for (size_t off = (size_t)g.tid * 128; off < bytes; off += (size_t)g.G * 128) prefetch_l2((const char *)p + off);
 }

@@ -45,9 +45,9 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 qw[k] = *reinterpret_cast<const VW *>(w + c * V);
             }
         }
-        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows) {
-            rg_prefetch(g, a + row_off(L, ARN_A, r + info.cuda.reg_prefetch), D * sizeof(*a));
-            rg_prefetch(g, b + row_off(L, ARN_B, r + info.cuda.reg_prefetch), D * sizeof(*b));
+        if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) {
+            rg_prefetch(g, a + row_off(L, ARN_A, ra), D * sizeof(*a));
+            rg_prefetch(g, b + row_off(L, ARN_B, ra), D * sizeof(*b));
         }
         float ss = 0.0f;
 #pragma unroll

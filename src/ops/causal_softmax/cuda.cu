@@ -108,10 +108,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) q[k] = load_once<VT>(xr + c * V);
         }
-        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows) {
-            const size_t rp = r + info.cuda.reg_prefetch; /* its visible part */
-            rg_prefetch(g, x + row_off(L, CS_X, rp), infiniop_causal_visible(&info, rp) * sizeof(*x));
-        }
+        if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) /* its visible part */
+            rg_prefetch(g, x + row_off(L, CS_X, ra), infiniop_causal_visible(&info, ra) * sizeof(*x));
         float m = -INFINITY;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {

@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
             }
         }
-        if (info.cuda.reg_prefetch && r + info.cuda.reg_prefetch < L.nrows)
-            rg_prefetch(g, in + row_off(L, LN_IN, r + info.cuda.reg_prefetch), D * sizeof(*in));
+        if (const size_t ra = rg_ahead(info.cuda, r, L.nrows))
+            rg_prefetch(g, in + row_off(L, LN_IN, ra), D * sizeof(*in));
         /* The statistics in one reduction (one barrier in the block form),
          * shifted by K, the mean of the row's first 8 elements (every
          * thread loads them; cached): S1 = sum (x - K), S2 = sum (x - K)^2,
