@@ -307,8 +307,80 @@ class Built:
         self.lib = None
 
 
-def build_case(torch, case, shape, device, n_sets, infiniop):
+def make_peers(torch, op, shape, device, *, w=None, contiguous_out=False):
+    """The peers of one case: (natural, {variant: fn(*args) -> outputs tuple}).
+    natural is the function given to torch.compile (and the first eager
+    variant); w: add_rms_norm's weight; contiguous_out: silu/sigmoid on a
+    non-contiguous input write a contiguous output, as the library does.
+    Shared with bench/gpu_sweep.py."""
     F = torch.nn.functional
+    if op == "add_rms_norm":
+        w32 = w.float()
+
+        def natural(a, b, w):
+            r = a.float() + b.float()
+            y = r * torch.rsqrt(r.pow(2).mean(-1, keepdim=True) + EPS_RMS) * w
+            return y.to(a.dtype), r.to(a.dtype)
+
+        def fused(a, b, w):
+            r = a.float() + b.float()
+            return F.rms_norm(r, (r.shape[-1],), w32, EPS_RMS).to(a.dtype), r.to(a.dtype)
+
+        return natural, {"natural": natural, "F.rms_norm": fused}
+    if op == "layer_norm":
+        def natural(x, w, b):
+            xf = x.float()
+            var, mean = torch.var_mean(xf, dim=-1, correction=0, keepdim=True)
+            std = torch.sqrt(var + EPS_LN)
+            xhat = (xf - mean) / std
+            out = xhat * w + b
+            return out.to(x.dtype), xhat.to(x.dtype), std.squeeze(-1).to(x.dtype)
+
+        def native(x, w, b):
+            out, mean, rstd = torch.native_layer_norm(x, (x.shape[-1],), w, b, EPS_LN)
+            mean, rstd = mean.float(), rstd.float()
+            xhat = torch.sub(x, mean).mul_(rstd)
+            return out, xhat.to(x.dtype), rstd.reciprocal().squeeze(-1).to(x.dtype)
+
+        return natural, {"var_mean": natural, "native_layer_norm": native}
+    if op == "causal_softmax":
+        S, T = shape[-2], shape[-1]
+        visible = torch.ones((S, T), dtype=torch.bool, device=device).tril(diagonal=T - S)
+        hidden = ~visible
+
+        def eager_masked(x):
+            return (torch.softmax(x.masked_fill(hidden, float("-inf")), dim=-1, dtype=torch.float32).to(x.dtype),)
+
+        def natural(x):
+            # the mask from indices (row i sees j <= i + T - S): fused by inductor
+            s, t = x.shape[-2], x.shape[-1]
+            i = torch.arange(s, device=x.device).unsqueeze(-1)
+            j = torch.arange(t, device=x.device)
+            xm = x.masked_fill(j > i + (t - s), float("-inf"))
+            return (torch.softmax(xm, dim=-1, dtype=torch.float32).to(x.dtype),)
+
+        return natural, {"masked_fill+softmax": eager_masked}
+    if op in ("silu", "sigmoid"):
+        fn = F.silu if op == "silu" else torch.sigmoid
+        aten_out = torch.ops.aten.silu.out if op == "silu" else torch.ops.aten.sigmoid.out
+        if contiguous_out:
+            # output contiguous, as the library's
+            def natural(x):
+                return (fn(x).contiguous(),)
+
+            def eager_out(x):
+                return (aten_out(x, out=torch.empty(x.shape, dtype=x.dtype, device=x.device)),)
+
+            return natural, {f"{op}.out(contiguous)": eager_out, f"{op}().contiguous()": natural}
+
+        def natural(x):
+            return (fn(x),)
+
+        return natural, {op: natural}
+    raise ValueError(op)
+
+
+def build_case(torch, case, shape, device, n_sets, infiniop):
     dt = torch_dtype(torch, case.dtype)
     wdt = torch_dtype(torch, case.wdtype)
     gen = torch.Generator(device=device)
@@ -327,24 +399,12 @@ def build_case(torch, case, shape, device, n_sets, infiniop):
     if op == "add_rms_norm":
         D = shape[-1]
         w = randn((D,), wdt, 0.1, 1.0)
-        w32 = w.float()
         for _ in range(n_sets):
             B.sets.append({"a": randn(shape), "b": randn(shape),
                            "y": torch.empty(shape, dtype=dt, device=device),
                            "r": torch.empty(shape, dtype=dt, device=device)})
         B.args = lambda k: (B.sets[k]["a"], B.sets[k]["b"], w)
-
-        def natural(a, b, w):
-            r = a.float() + b.float()
-            y = r * torch.rsqrt(r.pow(2).mean(-1, keepdim=True) + EPS_RMS) * w
-            return y.to(a.dtype), r.to(a.dtype)
-
-        def fused(a, b, w):
-            r = a.float() + b.float()
-            return F.rms_norm(r, (r.shape[-1],), w32, EPS_RMS).to(a.dtype), r.to(a.dtype)
-
-        B.natural = natural
-        B.eager = {"natural": natural, "F.rms_norm": fused}
+        B.natural, B.eager = make_peers(torch, op, shape, device, w=w)
 
         def lib(k, fresh=False):
             s = B.sets[k]
@@ -361,23 +421,7 @@ def build_case(torch, case, shape, device, n_sets, infiniop):
                            "xh": torch.empty(shape, dtype=dt, device=device),
                            "sd": torch.empty(shape[:-1], dtype=dt, device=device)})
         B.args = lambda k: (B.sets[k]["x"], w, bias)
-
-        def natural(x, w, b):
-            xf = x.float()
-            var, mean = torch.var_mean(xf, dim=-1, correction=0, keepdim=True)
-            std = torch.sqrt(var + EPS_LN)
-            xhat = (xf - mean) / std
-            out = xhat * w + b
-            return out.to(x.dtype), xhat.to(x.dtype), std.squeeze(-1).to(x.dtype)
-
-        def native(x, w, b):
-            out, mean, rstd = torch.native_layer_norm(x, (x.shape[-1],), w, b, EPS_LN)
-            mean, rstd = mean.float(), rstd.float()
-            xhat = torch.sub(x, mean).mul_(rstd)
-            return out, xhat.to(x.dtype), rstd.reciprocal().squeeze(-1).to(x.dtype)
-
-        B.natural = natural
-        B.eager = {"var_mean": natural, "native_layer_norm": native}
+        B.natural, B.eager = make_peers(torch, op, shape, device)
 
         def lib(k, fresh=False):
             s = B.sets[k]
@@ -385,26 +429,10 @@ def build_case(torch, case, shape, device, n_sets, infiniop):
 
         B.lib = lib
     elif op == "causal_softmax":
-        S, T = shape[-2], shape[-1]
-        visible = torch.ones((S, T), dtype=torch.bool, device=device).tril(diagonal=T - S)
-        hidden = ~visible
         for _ in range(n_sets):
             B.sets.append({"x": randn(shape, scale=2.0), "y": torch.empty(shape, dtype=dt, device=device)})
         B.args = lambda k: (B.sets[k]["x"],)
-
-        def eager_masked(x):
-            return (torch.softmax(x.masked_fill(hidden, float("-inf")), dim=-1, dtype=torch.float32).to(x.dtype),)
-
-        def natural(x):
-            # the mask from indices (row i sees j <= i + T - S): fused by inductor
-            s, t = x.shape[-2], x.shape[-1]
-            i = torch.arange(s, device=x.device).unsqueeze(-1)
-            j = torch.arange(t, device=x.device)
-            xm = x.masked_fill(j > i + (t - s), float("-inf"))
-            return (torch.softmax(xm, dim=-1, dtype=torch.float32).to(x.dtype),)
-
-        B.natural = natural
-        B.eager = {"masked_fill+softmax": eager_masked}
+        B.natural, B.eager = make_peers(torch, op, shape, device)
 
         def lib(k, fresh=False):
             s = B.sets[k]
@@ -420,24 +448,8 @@ def build_case(torch, case, shape, device, n_sets, infiniop):
                 x = randn(shape, scale=3.0)
             B.sets.append({"x": x, "y": torch.empty(shape, dtype=dt, device=device)})
         B.args = lambda k: (B.sets[k]["x"],)
-        fn = F.silu if op == "silu" else torch.sigmoid
-        aten_out = torch.ops.aten.silu.out if op == "silu" else torch.ops.aten.sigmoid.out
+        B.natural, B.eager = make_peers(torch, op, shape, device, contiguous_out=case.transposed)
         libfn = infiniop.silu if op == "silu" else infiniop.sigmoid
-        if case.transposed:
-            # output contiguous, as the library's
-            def natural(x):
-                return (fn(x).contiguous(),)
-
-            def eager_out(x):
-                return (aten_out(x, out=torch.empty(x.shape, dtype=x.dtype, device=x.device)),)
-
-            B.eager = {f"{op}.out(contiguous)": eager_out, f"{op}().contiguous()": natural}
-        else:
-            def natural(x):
-                return (fn(x),)
-
-            B.eager = {op: natural}
-        B.natural = natural
 
         def lib(k, fresh=False):
             s = B.sets[k]
