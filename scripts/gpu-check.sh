@@ -9,7 +9,8 @@
 # optionally Python 3 with numpy/PyTorch/pytest for the Python tests. No
 # network. Logs go to $OUT (default: ./gpu-check-out):
 #   build.log ctest.log pytest.log memcheck.log racecheck.log summary.txt
-#   (+ bench.log once bench/gpu_bench.py exists)
+#   (+ with INFINIOP_GPU_BENCH=1: bench.log bench.txt bench.json bench.png,
+#    sweep.log sweep.md sweep.json sweep.png)
 #
 # Environment:
 #   OUT                      log folder
@@ -23,7 +24,19 @@
 #   INFINIOP_GPU_BENCH_ARGS  more arguments for it, e.g.
 #                            "--no-compile --out /tmp/bench" (table in
 #                            bench.log only)
-# Exit status: 0 when the build, every test and both sanitizers are clean.
+#                            INFINIOP_GPU_BENCH=1 then runs the shape sweep
+#                            bench/gpu_sweep.py --quick (many shapes, views
+#                            and dtypes against the same peers; its
+#                            sweep.md, sweep.json, sweep.png go to $OUT);
+#   INFINIOP_GPU_SWEEP_BUDGET  its time budget in seconds (default 210); it
+#                            is cut to what is left of INFINIOP_GPU_CHECK_LIMIT
+#   INFINIOP_GPU_CHECK_LIMIT seconds the whole script must end within
+#                            (default 570: the GPU machine's 600 s a command)
+#   INFINIOP_GPU_SWEEP_ARGS  more arguments for the sweep, e.g. "--shard 0/2"
+#                            or "--ops silu,sigmoid"
+# Exit status: 0 when the build, every test and both sanitizers are clean
+# (and, when it ran, no sweep case mismatched float64 or failed in the
+# library).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -182,6 +195,31 @@ if [ $build_ok = 1 ] && [ -f bench/gpu_bench.py ] && [ "${INFINIOP_GPU_BENCH:-0}
   BENCH_LINE="exit $rc, see bench.log; $(grep -E '^targets met' "$OUT/bench.log" | tail -n 1 || true)"
 fi
 
+# ------------------------------------------------------------------ shape sweep
+# After the bench, within what is left of the command's limit: the sweep
+# stops starting cases at its budget, then writes its table, JSON and chart.
+SWEEP_LINE="not run (INFINIOP_GPU_BENCH=1 runs bench/gpu_sweep.py --quick)"
+if [ $build_ok = 1 ] && [ -f bench/gpu_sweep.py ] && [ "${INFINIOP_GPU_BENCH:-0}" = 1 ]; then
+  SWEEP_BUDGET=${INFINIOP_GPU_SWEEP_BUDGET:-210}
+  LIMIT=${INFINIOP_GPU_CHECK_LIMIT:-570}
+  left=$((LIMIT - $(elapsed) - 60)) # 60 s for the last case, the files and the chart
+  [ $left -lt "$SWEEP_BUDGET" ] && SWEEP_BUDGET=$left
+  if [ "$SWEEP_BUDGET" -lt 30 ]; then
+    SWEEP_LINE="not run (only $((left + 60)) s left of the ${LIMIT} s limit)"
+  else
+    step "shape sweep (budget $SWEEP_BUDGET s) -> $OUT/sweep.log, sweep.md, sweep.json, sweep.png"
+    set +e
+    PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
+      timeout $((SWEEP_BUDGET + 50)) python3 bench/gpu_sweep.py --quick --budget "$SWEEP_BUDGET" --out "$OUT" \
+      ${INFINIOP_GPU_SWEEP_ARGS:-} >"$OUT/sweep.log" 2>&1
+    rc=$?
+    set -e
+    [ $rc = 1 ] && status=1 # a case mismatched float64 or the library failed
+    sed -n '/^summary per operator/,/^sweep:/p' "$OUT/sweep.log" || true
+    SWEEP_LINE="exit $rc, see sweep.log, sweep.md; $(grep -E '^sweep:' "$OUT/sweep.log" | tail -n 1 || true)"
+  fi
+fi
+
 # ------------------------------------------------------------------ summary
 {
   echo "==================== gpu-check summary ===================="
@@ -193,6 +231,7 @@ fi
   echo "memcheck:   ${SAN_ERRORS[memcheck]} errors (${SAN_RUNS[memcheck]})"
   echo "racecheck:  ${SAN_ERRORS[racecheck]} errors (${SAN_RUNS[racecheck]})"
   echo "benchmark:  $BENCH_LINE"
+  echo "sweep:      $SWEEP_LINE"
   echo "time:       $(elapsed) s"
   echo "result:     $([ $status = 0 ] && echo PASS || echo FAIL)"
 } | tee "$OUT/summary.txt"
