@@ -40,8 +40,9 @@ well above L2 rotate over up to 8 buffer sets, except those under 1 MB
 
 Checks: every output of the library, and of each peer (reported, not
 fatal), against a float64 reference computed from the same inputs, over
-all elements (the reference is computed in chunks of at most 2^25
-elements, so no sampling is needed at any size).  Tolerances: gpu_bench's
+all elements, at every size: nothing is sampled (the reference is
+computed in chunks of about 2^25 elements, whole rows, for softmax whole
+S x T slices, so memory stays bounded).  Tolerances: gpu_bench's
 (about two units in the last place of the output type); the relative
 error ||out - ref|| / ||ref|| is reported too.
 
@@ -104,7 +105,7 @@ SMALL_BYTES = 1e6       # cases moving < 1 MB: <= 2.5 us in a graph
 SMALL_US = 2.5
 MAX_BYTES = 1.1e9       # the largest case moves ~1 GB
 MIN_BYTES = 1e3
-CHECK_CHUNK = 1 << 25   # elements of float64 reference computed at once
+CHECK_CHUNK = 1 << 25   # elements of float64 reference computed at once (whole rows / S x T slices)
 CATEGORIES = ("named", "model", "decode", "few-rows", "heads", "softmax", "view", "dtype", "tiny", "random")
 
 # --------------------------------------------------------------------- views
