@@ -84,6 +84,7 @@ import math
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -727,6 +728,14 @@ def _native_ln_nobias(torch, x, w):
 # ---------------------------------------------------------------------- main
 
 
+class _Stopped(BaseException):  # not caught by the per-implementation "except Exception"
+    pass
+
+
+def _on_sigterm(signum, frame):
+    raise _Stopped()
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description="infiniop-c GPU shape sweep against PyTorch eager and torch.compile")
     p.add_argument("--list", action="store_true", help="print the case list with bytes moved, and exit")
@@ -887,232 +896,247 @@ def main(argv=None):
 
     results = []
     stop_reason = None
-    for ci, case in enumerate(cs):
-        nbytes = case.nbytes()
-        res = {"case": case.name, "op": case.op, "dtype": case.dtype, "weight_dtype": case.wdtype,
-               "shape": list(case.shape), "category": case.cat, "named": case.named, "layout": case.layout,
-               "weight_layout": case.wlayout, "bias": case.bias,
-               "views": {k: v.as_dict() for k, v in case.views().items()},
-               "bytes": nbytes, "impls": {}, "status": "ok", "errors": [], "notes": []}
-        results.append(res)
-        elapsed = time.monotonic() - t_start
-        if stop_reason or elapsed > budget:
-            stop_reason = stop_reason or f"budget of {budget:.0f} s used"
-            res["status"] = "not run"
-            res["errors"].append(f"not run ({stop_reason})")
-            log(f"{case.name[:52]:52s} {gb.fmt_bytes(nbytes):>9s} not run ({stop_reason})")
-            continue
-        views = case.views()
-        es = ITEMSIZE[case.dtype]
-        n_out = {"add_rms_norm": 2, "layer_norm": 2, "causal_softmax": 1}.get(case.op, 1)
-        ws_bytes = (sum(v.storage for v in views.values()) + n_out * math.prod(case.shape)) * es
-        if nbytes < SMALL_BYTES or ws_bytes >= 4 * l2:
-            n_sets = 1
-        else:
-            n_sets = min(8, math.ceil(4 * l2 / ws_bytes))
-        if not cpu:
-            free, _ = torch.cuda.mem_get_info(device)
-            need = n_sets * ws_bytes * 1.5 + 2 * nbytes + 4 * ws_bytes
-            if need > 0.8 * free:
+    # SIGTERM (the timeout of scripts/gpu-check.sh): stop, then write what was measured
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        for ci, case in enumerate(cs):
+            nbytes = case.nbytes()
+            res = {"case": case.name, "op": case.op, "dtype": case.dtype, "weight_dtype": case.wdtype,
+                   "shape": list(case.shape), "category": case.cat, "named": case.named, "layout": case.layout,
+                   "weight_layout": case.wlayout, "bias": case.bias,
+                   "views": {k: v.as_dict() for k, v in case.views().items()},
+                   "bytes": nbytes, "impls": {}, "status": "ok", "errors": [], "notes": []}
+            results.append(res)
+            elapsed = time.monotonic() - t_start
+            if stop_reason or elapsed > budget:
+                stop_reason = stop_reason or f"budget of {budget:.0f} s used"
                 res["status"] = "not run"
-                res["errors"].append(f"not run (needs ~{gb.fmt_bytes(need)}, {gb.fmt_bytes(free)} free)")
-                log(f"{case.name:52s} {gb.fmt_bytes(nbytes):>9s} not run: memory")
+                res["errors"].append(f"not run ({stop_reason})")
+                log(f"{case.name[:52]:52s} {gb.fmt_bytes(nbytes):>9s} not run ({stop_reason})")
                 continue
-        ceil_est = 3.0e12 if not cpu else 5e9
-        t_est = max(nbytes / ceil_est, 2e-6)
-        graph = (not cpu) and (nbytes < args.graph_below or t_est * 1e6 < args.graph_below_us)
-        if graph:
-            n_calls = max(1, min(200, int(1e-3 / t_est)))
-        else:
-            n_calls = max(3, min(200, int(2e-3 / t_est)))
-        if cpu:
-            n_calls = min(n_calls, 3)
-        res.update(buffer_sets=n_sets, calls_per_timing=n_calls, timing="graph" if graph else ("cpu" if cpu else "stream"))
+            views = case.views()
+            es = ITEMSIZE[case.dtype]
+            n_out = {"add_rms_norm": 2, "layer_norm": 2, "causal_softmax": 1}.get(case.op, 1)
+            ws_bytes = (sum(v.storage for v in views.values()) + n_out * math.prod(case.shape)) * es
+            if nbytes < SMALL_BYTES or ws_bytes >= 4 * l2:
+                n_sets = 1
+            else:
+                n_sets = min(8, math.ceil(4 * l2 / ws_bytes))
+            if not cpu:
+                free, _ = torch.cuda.mem_get_info(device)
+                need = n_sets * ws_bytes * 1.5 + 2 * nbytes + 4 * ws_bytes
+                if need > 0.8 * free:
+                    res["status"] = "not run"
+                    res["errors"].append(f"not run (needs ~{gb.fmt_bytes(need)}, {gb.fmt_bytes(free)} free)")
+                    log(f"{case.name:52s} {gb.fmt_bytes(nbytes):>9s} not run: memory")
+                    continue
+            ceil_est = 3.0e12 if not cpu else 5e9
+            t_est = max(nbytes / ceil_est, 2e-6)
+            graph = (not cpu) and (nbytes < args.graph_below or t_est * 1e6 < args.graph_below_us)
+            if graph:
+                n_calls = max(1, min(200, int(1e-3 / t_est)))
+            else:
+                n_calls = max(3, min(200, int(2e-3 / t_est)))
+            if cpu:
+                n_calls = min(n_calls, 3)
+            res.update(buffer_sets=n_sets, calls_per_timing=n_calls, timing="graph" if graph else ("cpu" if cpu else "stream"))
 
-        def record(impl, t, how, note=""):
-            res["impls"][impl] = {"time_us": t * 1e6, "gbps": nbytes / t / 1e9, "timing": how, "note": note}
+            def record(impl, t, how, note=""):
+                res["impls"][impl] = {"time_us": t * 1e6, "gbps": nbytes / t / 1e9, "timing": how, "note": note}
 
-        def fail(impl, msg):
-            res["impls"][impl] = {"time_us": None, "error": msg}
+            def fail(impl, msg):
+                res["impls"][impl] = {"time_us": None, "error": msg}
 
-        try:
-            B = build(torch, case, device, n_sets, infiniop, seed=1234 + ci)
-        except Exception as e:
-            res["status"] = "failed"
-            res["errors"].append(f"setup: {e}")
-            warn(f"{case.name}: setup failed: {e}")
-            traceback.print_exc()
-            continue
-        keep = collections.deque(maxlen=n_sets if n_sets > 1 else 0)
-
-        def peer_call(f):
-            def call(i):
-                o = f(*B.args(i % n_sets))
-                if n_sets > 1:
-                    keep.append(o)
-            return call
-
-        def short(e):
-            return str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
-
-        # -- the library: check every element against float64, then time
-        lib_ok = True
-        if lib_error or infiniop is None:
-            fail("infiniop", lib_error or "infiniop unavailable")
-            res["status"] = "failed"
-            res["errors"].append("infiniop unavailable")
-            lib_ok = False
-        else:
             try:
-                got = B.lib(0)
-                if not cpu:
-                    torch.cuda.synchronize(device)
-                chk = check(torch, case, B.check_inputs(), got)
-                res["check"] = chk.as_dict()
-                if not chk.ok:
-                    res["status"] = "failed"
-                    res["errors"].append(f"MISMATCH against float64: {chk.text()}")
-                    warn(f"{case.name}: MISMATCH against float64: {chk.text()}")
-                del got
+                B = build(torch, case, device, n_sets, infiniop, seed=1234 + ci)
             except Exception as e:
-                lib_ok = False
-                fail("infiniop", f"error: {short(e)}")
                 res["status"] = "failed"
-                res["errors"].append(f"infiniop: {short(e)}")
-                warn(f"{case.name}: infiniop failed: {short(e)}")
-                if not cpu:
-                    timer._recover()
+                res["errors"].append(f"setup: {e}")
+                warn(f"{case.name}: setup failed: {e}")
+                traceback.print_exc()
+                continue
+            keep = collections.deque(maxlen=n_sets if n_sets > 1 else 0)
 
-        # -- copy of the same byte count
-        try:
-            half = max(1, nbytes // 2)
-            cpairs = [(torch.randint(0, 256, (half,), dtype=torch.uint8, device=device),
-                       torch.empty(half, dtype=torch.uint8, device=device)) for _ in range(n_sets)]
-            t, how, kind = gb.best_copy(timer, torch, cpairs, n_calls, graph)
-            record("copy", t, how, kind)
-            cpairs = None
-        except Exception as e:
-            fail("copy", short(e))
-
-        # -- eager: every variant, checked against float64 once; the fastest counts
-        best = None
-        for vname, f in B.eager.items():
-            try:
-                out = f(*B.args(0))
-                pc = check(torch, case, B.check_inputs(), out)
-                del out
-                if not pc.ok:
-                    res["notes"].append(f"eager {vname} differs from float64: {pc.text()}")
-                t, how = timer.time(peer_call(f), n_calls, graph, keep.clear)
-                res.setdefault("eager_variants", {})[vname] = t * 1e6
-                if best is None or t < best[0]:
-                    best = (t, how, vname)
-            except Exception as e:
-                keep.clear()
-                res.setdefault("eager_variants", {})[vname] = None
-                res["notes"].append(f"eager {vname} failed: {short(e)}")
-        if best:
-            record("eager", best[0], best[1], best[2] if len(B.eager) > 1 else "")
-        else:
-            fail("eager", "every eager variant failed")
-
-        # -- torch.compile
-        if not compile_ok:
-            fail("compile", "off (--compile off)" if args.compile == "off" else "torch.compile unavailable")
-        elif time.monotonic() - t_start > compile_budget:
-            fail("compile", f"skipped: past the compile budget ({compile_budget:.0f} s)")
-        else:
-            try:
-                torch._dynamo.reset()
-                cf = torch.compile(B.natural, dynamic=False)
-                c0 = time.monotonic()
-                out = cf(*B.args(0))
-                if not cpu:
-                    torch.cuda.synchronize(device)
-                compile_s = time.monotonic() - c0
-                note = f"compiled in {compile_s:.1f} s"
-                pc = check(torch, case, B.check_inputs(), out)
-                del out
-                if not pc.ok:
-                    note += f"; differs from float64: {pc.text()}"
-                t, how = timer.time(peer_call(cf), n_calls, graph, keep.clear)
-                record("compile", t, how, note)
-            except Exception as e:
-                keep.clear()
-                fail("compile", f"n/a: {short(e)}")
-                if not cpu:
-                    timer._recover()
-            try:
-                torch._dynamo.reset()
-            except Exception:
-                pass
-
-        if lib_ok:
-            try:
-                t, how = timer.time(lambda i: B.lib(i % n_sets), n_calls, graph)
-                placement = "out="
-                res["lib_placements"] = {"out=": t * 1e6}
-
-                def fresh_call(i):
-                    o = B.lib(i % n_sets, fresh=True)
+            def peer_call(f):
+                def call(i):
+                    o = f(*B.args(i % n_sets))
                     if n_sets > 1:
                         keep.append(o)
+                return call
 
-                t2, how2 = timer.time(fresh_call, n_calls, graph, keep.clear)
-                res["lib_placements"]["fresh"] = t2 * 1e6
-                if t2 < t:
-                    t, how, placement = t2, how2, "fresh outputs"
-                record("infiniop", t, how, "" if placement == "out=" else placement)
-            except Exception as e:
-                fail("infiniop", f"error: {short(e)}")
+            def short(e):
+                return str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+
+            # -- the library: check every element against float64, then time
+            lib_ok = True
+            if lib_error or infiniop is None:
+                fail("infiniop", lib_error or "infiniop unavailable")
                 res["status"] = "failed"
-                res["errors"].append(f"infiniop timing: {short(e)}")
-                if not cpu:
-                    timer._recover()
+                res["errors"].append("infiniop unavailable")
+                lib_ok = False
+            else:
+                try:
+                    got = B.lib(0)
+                    if not cpu:
+                        torch.cuda.synchronize(device)
+                    chk = check(torch, case, B.check_inputs(), got)
+                    res["check"] = chk.as_dict()
+                    if not chk.ok:
+                        res["status"] = "failed"
+                        res["errors"].append(f"MISMATCH against float64: {chk.text()}")
+                        warn(f"{case.name}: MISMATCH against float64: {chk.text()}")
+                    del got
+                except Exception as e:
+                    lib_ok = False
+                    fail("infiniop", f"error: {short(e)}")
+                    res["status"] = "failed"
+                    res["errors"].append(f"infiniop: {short(e)}")
+                    warn(f"{case.name}: infiniop failed: {short(e)}")
+                    if not cpu:
+                        timer._recover()
 
-        # -- metrics
-        li = res["impls"].get("infiniop", {})
-        cp = res["impls"].get("copy", {})
-        peers = {k: res["impls"][k]["time_us"] for k in ("eager", "compile") if res["impls"].get(k, {}).get("time_us")}
-        if li.get("time_us"):
-            if cp.get("time_us"):
-                res["pct_copy"] = 100.0 * cp["time_us"] / li["time_us"]
-            if peers:
-                bp = min(peers, key=peers.get)
-                res["best_peer"] = bp
-                res["ratio"] = peers[bp] / li["time_us"]
+            # -- copy of the same byte count
+            try:
+                half = max(1, nbytes // 2)
+                cpairs = [(torch.randint(0, 256, (half,), dtype=torch.uint8, device=device),
+                           torch.empty(half, dtype=torch.uint8, device=device)) for _ in range(n_sets)]
+                t, how, kind = gb.best_copy(timer, torch, cpairs, n_calls, graph)
+                record("copy", t, how, kind)
+                cpairs = None
+            except Exception as e:
+                fail("copy", short(e))
 
-        # -- print
-        def cell(impl):
-            r = res["impls"].get(impl, {})
-            return f"{r['time_us']:9.2f}" if r.get("time_us") else f"{'n/a':>9s}"
+            # -- eager: every variant, checked against float64 once; the fastest counts
+            best = None
+            for vname, f in B.eager.items():
+                try:
+                    out = f(*B.args(0))
+                    pc = check(torch, case, B.check_inputs(), out)
+                    del out
+                    if not pc.ok:
+                        res["notes"].append(f"eager {vname} differs from float64: {pc.text()}")
+                    t, how = timer.time(peer_call(f), n_calls, graph, keep.clear)
+                    res.setdefault("eager_variants", {})[vname] = t * 1e6
+                    if best is None or t < best[0]:
+                        best = (t, how, vname)
+                except Exception as e:
+                    keep.clear()
+                    res.setdefault("eager_variants", {})[vname] = None
+                    res["notes"].append(f"eager {vname} failed: {short(e)}")
+            if best:
+                record("eager", best[0], best[1], best[2] if len(B.eager) > 1 else "")
+            else:
+                fail("eager", "every eager variant failed")
 
-        how = {"graph": "graph", "stream": "strm", "cpu": "cpu"}[res["timing"]]
-        pct = f"{res['pct_copy']:6.1f}" if "pct_copy" in res else f"{'':6s}"
-        ratio = f"{res['ratio']:5.2f}x" if "ratio" in res else f"{'':6s}"
-        notes = []
-        if "check" in res:
-            notes.append(("ok " if res["check"]["ok"] else "MISMATCH ") + f"rel {res['check']['rel_err']:.0e}")
-        for impl in ("copy", "eager", "compile", "infiniop"):
-            r = res["impls"].get(impl, {})
-            if r.get("error"):
-                notes.append(f"{impl}: {r['error']}")
-        notes += res["notes"]
-        if case.named:
-            notes.append(case.named)
-        log(f"{case.name[:52]:52s} {gb.fmt_bytes(nbytes):>9s} {how:5s} {cell('copy')} {cell('eager')} {cell('compile')} "
-            f"{cell('infiniop')} {pct} {ratio}  {'; '.join(notes)}")
+            # -- torch.compile
+            if not compile_ok:
+                fail("compile", "off (--compile off)" if args.compile == "off" else "torch.compile unavailable")
+            elif time.monotonic() - t_start > compile_budget:
+                fail("compile", f"skipped: past the compile budget ({compile_budget:.0f} s)")
+            else:
+                try:
+                    torch._dynamo.reset()
+                    cf = torch.compile(B.natural, dynamic=False)
+                    c0 = time.monotonic()
+                    out = cf(*B.args(0))
+                    if not cpu:
+                        torch.cuda.synchronize(device)
+                    compile_s = time.monotonic() - c0
+                    note = f"compiled in {compile_s:.1f} s"
+                    pc = check(torch, case, B.check_inputs(), out)
+                    del out
+                    if not pc.ok:
+                        note += f"; differs from float64: {pc.text()}"
+                    t, how = timer.time(peer_call(cf), n_calls, graph, keep.clear)
+                    record("compile", t, how, note)
+                except Exception as e:
+                    keep.clear()
+                    fail("compile", f"n/a: {short(e)}")
+                    if not cpu:
+                        timer._recover()
+                try:
+                    torch._dynamo.reset()
+                except Exception:
+                    pass
 
-        B = None
-        keep.clear()
-        gc.collect()
-        if not cpu:
-            broken = gb.cuda_broken(torch, device)
-            if broken:
-                warn(f"the CUDA context is unusable after {case.name} ({broken}); the remaining cases are not run")
-                stop_reason = f"CUDA context unusable: {broken}"
-                continue
-            torch.cuda.empty_cache()
+            if lib_ok:
+                try:
+                    t, how = timer.time(lambda i: B.lib(i % n_sets), n_calls, graph)
+                    placement = "out="
+                    res["lib_placements"] = {"out=": t * 1e6}
+
+                    def fresh_call(i):
+                        o = B.lib(i % n_sets, fresh=True)
+                        if n_sets > 1:
+                            keep.append(o)
+
+                    t2, how2 = timer.time(fresh_call, n_calls, graph, keep.clear)
+                    res["lib_placements"]["fresh"] = t2 * 1e6
+                    if t2 < t:
+                        t, how, placement = t2, how2, "fresh outputs"
+                    record("infiniop", t, how, "" if placement == "out=" else placement)
+                except Exception as e:
+                    fail("infiniop", f"error: {short(e)}")
+                    res["status"] = "failed"
+                    res["errors"].append(f"infiniop timing: {short(e)}")
+                    if not cpu:
+                        timer._recover()
+
+            # -- metrics
+            li = res["impls"].get("infiniop", {})
+            cp = res["impls"].get("copy", {})
+            peers = {k: res["impls"][k]["time_us"] for k in ("eager", "compile") if res["impls"].get(k, {}).get("time_us")}
+            if li.get("time_us"):
+                if cp.get("time_us"):
+                    res["pct_copy"] = 100.0 * cp["time_us"] / li["time_us"]
+                if peers:
+                    bp = min(peers, key=peers.get)
+                    res["best_peer"] = bp
+                    res["ratio"] = peers[bp] / li["time_us"]
+
+            # -- print
+            def cell(impl):
+                r = res["impls"].get(impl, {})
+                return f"{r['time_us']:9.2f}" if r.get("time_us") else f"{'n/a':>9s}"
+
+            how = {"graph": "graph", "stream": "strm", "cpu": "cpu"}[res["timing"]]
+            pct = f"{res['pct_copy']:6.1f}" if "pct_copy" in res else f"{'':6s}"
+            ratio = f"{res['ratio']:5.2f}x" if "ratio" in res else f"{'':6s}"
+            notes = []
+            if "check" in res:
+                notes.append(("ok " if res["check"]["ok"] else "MISMATCH ") + f"rel {res['check']['rel_err']:.0e}")
+            for impl in ("copy", "eager", "compile", "infiniop"):
+                r = res["impls"].get(impl, {})
+                if r.get("error"):
+                    notes.append(f"{impl}: {r['error']}")
+            notes += res["notes"]
+            if case.named:
+                notes.append(case.named)
+            log(f"{case.name[:52]:52s} {gb.fmt_bytes(nbytes):>9s} {how:5s} {cell('copy')} {cell('eager')} {cell('compile')} "
+                f"{cell('infiniop')} {pct} {ratio}  {'; '.join(notes)}")
+
+            B = None
+            keep.clear()
+            gc.collect()
+            if not cpu:
+                broken = gb.cuda_broken(torch, device)
+                if broken:
+                    warn(f"the CUDA context is unusable after {case.name} ({broken}); the remaining cases are not run")
+                    stop_reason = f"CUDA context unusable: {broken}"
+                    continue
+                torch.cuda.empty_cache()
+    except _Stopped:
+        warn("stopped by SIGTERM: writing the cases measured so far")
+        if results and results[-1]["status"] == "ok" and not results[-1]["impls"].get("infiniop"):
+            results[-1]["status"] = "not run"
+            results[-1]["errors"].append("not run (stopped by SIGTERM)")
+        done = {r["case"] for r in results}
+        for c in cs:
+            if c.name not in done:
+                results.append({"case": c.name, "op": c.op, "dtype": c.dtype, "shape": list(c.shape), "category": c.cat,
+                                "named": c.named, "bytes": c.nbytes(), "impls": {}, "status": "not run",
+                                "errors": ["not run (stopped by SIGTERM)"], "notes": []})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     elapsed = time.monotonic() - t_start
     summary = summarize(results)

@@ -202,19 +202,22 @@ SWEEP_LINE="not run (INFINIOP_GPU_BENCH=1 runs bench/gpu_sweep.py --quick)"
 if [ $build_ok = 1 ] && [ -f bench/gpu_sweep.py ] && [ "${INFINIOP_GPU_BENCH:-0}" = 1 ]; then
   SWEEP_BUDGET=${INFINIOP_GPU_SWEEP_BUDGET:-210}
   LIMIT=${INFINIOP_GPU_CHECK_LIMIT:-570}
-  left=$((LIMIT - $(elapsed) - 60)) # 60 s for the last case, the files and the chart
+  # 70 s for the last case, the files and the chart: past budget + 50 s
+  # the sweep gets SIGTERM (it then writes what it measured), 15 s later KILL
+  left=$((LIMIT - $(elapsed) - 70))
   [ $left -lt "$SWEEP_BUDGET" ] && SWEEP_BUDGET=$left
   if [ "$SWEEP_BUDGET" -lt 30 ]; then
-    SWEEP_LINE="not run (only $((left + 60)) s left of the ${LIMIT} s limit)"
+    SWEEP_LINE="not run (only $((left + 70)) s left of the ${LIMIT} s limit)"
   else
     step "shape sweep (budget $SWEEP_BUDGET s) -> $OUT/sweep.log, sweep.md, sweep.json, sweep.png"
     set +e
     PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
-      timeout $((SWEEP_BUDGET + 50)) python3 bench/gpu_sweep.py --quick --budget "$SWEEP_BUDGET" --out "$OUT" \
+      timeout -k 15 $((SWEEP_BUDGET + 50)) python3 bench/gpu_sweep.py --quick --budget "$SWEEP_BUDGET" --out "$OUT" \
       ${INFINIOP_GPU_SWEEP_ARGS:-} >"$OUT/sweep.log" 2>&1
     rc=$?
     set -e
-    [ $rc = 1 ] && status=1 # a case mismatched float64 or the library failed
+    # a case mismatched float64 or the library failed (also when stopped by the timeout, rc 124)
+    if [ $rc = 1 ] || grep -qE "^!!! [0-9]+ case\(s\) FAILED" "$OUT/sweep.log"; then status=1; fi
     sed -n '/^summary per operator/,/^sweep:/p' "$OUT/sweep.log" || true
     SWEEP_LINE="exit $rc, see sweep.log, sweep.md; $(grep -E '^sweep:' "$OUT/sweep.log" | tail -n 1 || true)"
   fi
