@@ -715,6 +715,16 @@ def build(torch, case, device, n_sets, infiniop, seed):
             s = B.sets[k]
             # out= always: a broadcast input's output shape is the case's
             return (libfn(s["x"], out=empty(shape) if fresh else s["y"]),)
+
+        xv = views["x"]
+        if not xv.contiguous() and xv.non_overlapping() and xv.offset == 0 and xv.storage == xv.numel():
+            # A dense permuted input: torch.silu(x) keeps x's layout (no
+            # transposition at all). Timed for information, not as a peer
+            # (other work than the contiguous output); the library does
+            # the same given such an output (the layouts then coalesce).
+            fn = torch.nn.functional.silu if op == "silu" else torch.sigmoid
+            B.info = {"eager": lambda k: (fn(B.sets[k]["x"]),),
+                      "infiniop": lambda k: (libfn(B.sets[k]["x"], out=torch.empty_like(B.sets[k]["x"])),)}
     B.lib = lib
     return B
 
@@ -1081,6 +1091,29 @@ def main(argv=None):
                     res["errors"].append(f"infiniop timing: {short(e)}")
                     if not cpu:
                         timer._recover()
+
+            # -- information: outputs in the input's layout (dense permuted silu/sigmoid inputs)
+            for iname, f in getattr(B, "info", {}).items():
+                try:
+                    if iname == "infiniop":
+                        pc = check(torch, case, B.check_inputs(), f(0))
+                        if not pc.ok:
+                            res["status"] = "failed"
+                            res["errors"].append(f"MISMATCH (output in x's layout) against float64: {pc.text()}")
+
+                    def info_call(i, f=f):
+                        o = f(i % n_sets)
+                        if n_sets > 1:
+                            keep.append(o)
+
+                    t, _ = timer.time(info_call, n_calls, graph, keep.clear)
+                    res.setdefault("same_layout_us", {})[iname] = t * 1e6
+                except Exception as e:
+                    keep.clear()
+                    res["notes"].append(f"{iname} with the output in x's layout failed: {short(e)}")
+            if res.get("same_layout_us"):
+                res["notes"].append("output in x's layout (information, not a peer): " + ", ".join(
+                    f"{k} {v:.2f} us" for k, v in res["same_layout_us"].items()))
 
             # -- metrics
             li = res["impls"].get("infiniop", {})
