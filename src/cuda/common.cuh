@@ -83,9 +83,8 @@ __device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt:
 /* Data a kernel touches once (a row's input and its outputs): 16-byte loads
  * and stores with the evict-first cache hint (ld/st.global.cs), so that
  * they do not push out of the caches what is reused (weight, bias). The
- * accesses stay coherent, so in-place calls are safe. On an H200,
- * layer_norm bf16 16384x4096 went 106 -> 102 us and f32 65536x512 102.4 ->
- * 101.4 us (bench/NOTES.md). */
+ * accesses stay coherent, so in-place calls are safe. (A few percent on
+ * the long-row norms: bench/NOTES.md.) */
 template <typename VT> __device__ __forceinline__ VT load_once(const void *p) {
     static_assert(sizeof(VT) == 16, "16-byte vectors");
     const int4 t = __ldcs(reinterpret_cast<const int4 *>(p));
@@ -357,7 +356,7 @@ struct InfiniopCudaDeviceGuard {
 };
 
 /* Whether the plans of this device launch with PDL (compute capability 9
- * and later, unless INFINIOP_CUDA_PDL=0). */
+ * and later; cuda/device.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
@@ -402,8 +401,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
 
 static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* What an operator's register-path kernels offer the planner (measured per
- * operator; bench/NOTES.md):
+/* What an operator's register-path kernels offer the planner (each flag
+ * set where it measured faster for that operator; bench/NOTES.md):
  *  - REG_LONG: the register kernel is the faster one for long rows too;
  *  - REG_WARP8: it is instantiated with 8 vectors a thread in the
  *    warp-per-row form (rg_dispatch<K, 8>), so rows of up to 256 vectors
@@ -414,7 +413,7 @@ enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_RE
 /* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
  * vec_elems: elements per 16-byte vector of the activation dtype;
  * reg_flags: INFINIOP_CUDA_REG_* above. */
-infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
+infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
                                        unsigned reg_flags, infiniopCudaRowPlan *plan);
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,

@@ -194,7 +194,7 @@ static cudaError_t launch_pair(const infiniopAddRMSNormInfo *info, void *y, void
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo *info, int device_id) {
     size_t es = infiniop_dtype_size(info->atype);
     int V = (int)(16 / es);
-    infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+    infiniStatus_t st = infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                                 INFINIOP_CUDA_REG_2IN |
                                                     (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
                                                 &info->cuda);

@@ -256,7 +256,7 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V,
+        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                 INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
                                 &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;

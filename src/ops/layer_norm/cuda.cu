@@ -306,7 +306,7 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                 INFINIOP_CUDA_REG_LONG, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};
