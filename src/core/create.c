@@ -36,7 +36,8 @@ static void read_verbose(void) {
     const char *e = getenv("INFINIOP_VERBOSE");
     verbose_on = e && *e && strcmp(e, "0") != 0;
 }
-bool infiniop_verbose(void) {
+/* INFINIOP_VERBOSE is set to a value other than "0" (read once). */
+static bool infiniop_verbose(void) {
     pthread_once(&verbose_once, read_verbose);
     return verbose_on;
 }

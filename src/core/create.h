@@ -57,9 +57,6 @@ infiniStatus_t infiniop_create_finish(infiniopOp_t op, infiniopHandle_t handle, 
 #define INFINIOP_CUDA_PLAN(handle, PLAN, info) INFINI_STATUS_SUCCESS
 #endif
 
-/* INFINIOP_VERBOSE is set to a value other than "0" (read once). */
-bool infiniop_verbose(void);
-
 #ifdef __cplusplus
 }
 #endif
