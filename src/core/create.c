@@ -13,6 +13,7 @@
 #include "create.h"
 #include "cpu/cpu.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -27,6 +28,21 @@ infiniStatus_t infiniop_create_begin(const char *op, infiniopHandle_t handle, co
     if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: desc_ptr is NULL", op);
     for (int i = 0; i < n; ++i)
         if ((st = infiniop_check_tensor(op, names[i], t[i]))) return st;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniop_check_outputs_distinct(const char *op, int n, const char *const *names,
+                                               const infiniopTensorDescriptor_t *t) {
+    for (int i = 0; i < n; ++i)
+        if (!infiniop_tensor_is_non_overlapping(t[i]))
+            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, "%s: %s: strides map several elements to one address",
+                                  op, names[i]);
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniop_check_epsilon(const char *op, const char *name, float eps) {
+    if (!(eps >= 0.0f) || isinf(eps))
+        return infiniop_error(INFINI_STATUS_BAD_PARAM, "%s: %s %g must be finite and >= 0", op, name, (double)eps);
     return INFINI_STATUS_SUCCESS;
 }
 

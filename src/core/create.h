@@ -24,6 +24,13 @@ extern "C" {
 infiniStatus_t infiniop_create_begin(const char *op, infiniopHandle_t handle, const void *desc_ptr, int n,
                                      const char *const *names, const infiniopTensorDescriptor_t *t);
 
+/* The n output tensors t[i] each map their elements to distinct addresses
+ * (BAD_TENSOR_STRIDES otherwise, naming the tensor). */
+infiniStatus_t infiniop_check_outputs_distinct(const char *op, int n, const char *const *names,
+                                               const infiniopTensorDescriptor_t *t);
+/* A norm's epsilon (named `name`): finite and >= 0 (BAD_PARAM otherwise). */
+infiniStatus_t infiniop_check_epsilon(const char *op, const char *name, float eps);
+
 /* What the verbose line says of a new descriptor: the shape and dtype of
  * one tensor, and the plan: on the CPU the call's memory traffic over
  * `cpu_items` rows or elements (the threading rule of cpu/cpu.c); on

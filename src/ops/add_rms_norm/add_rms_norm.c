@@ -5,8 +5,6 @@
 #include "add_rms_norm.h"
 #include "core/create.h"
 
-#include <math.h>
-
 #define OP "add_rms_norm"
 
 typedef struct {
@@ -63,12 +61,8 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
         if (D > 1 && t[i]->numel > 0 && t[i]->strides[ndim - 1] != 1)
             return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: stride of the last dimension is %td, must be 1",
                                   names[i], t[i]->strides[ndim - 1]);
-    for (int i = 0; i < 2; ++i)
-        if (!infiniop_tensor_is_non_overlapping(t[i]))
-            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: strides map several elements to one address",
-                                  names[i]);
-    if (!(epsilon >= 0.0f) || isinf(epsilon))
-        return infiniop_error(INFINI_STATUS_BAD_PARAM, OP ": epsilon %g must be finite and >= 0", (double)epsilon);
+    if ((st = infiniop_check_outputs_distinct(OP, 2, names, t)) || (st = infiniop_check_epsilon(OP, "epsilon", epsilon)))
+        return st;
 
     infiniopAddRMSNormInfo info;
     const ptrdiff_t *row_strides[4];

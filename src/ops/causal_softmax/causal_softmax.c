@@ -43,8 +43,7 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
     if (T < S)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": x: T = shape[%zu] = %zu is less than S = shape[%zu] = %zu",
                               ndim - 1, T, ndim - 2, S);
-    if (!infiniop_tensor_is_non_overlapping(y_desc))
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": y: strides map several elements to one address");
+    if ((st = infiniop_check_outputs_distinct(OP, 1, names, t))) return st;
 
     infiniopCausalSoftmaxInfo info;
     const ptrdiff_t *row_strides[2] = {y_desc->strides, x_desc->strides};

@@ -5,8 +5,6 @@
 #include "layer_norm.h"
 #include "core/create.h"
 
-#include <math.h>
-
 #define OP "layer_norm"
 
 typedef struct {
@@ -58,12 +56,8 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
         return st;
     if (D == 0)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": input: the normalised dimension %zu has length 0", ndim - 1);
-    for (int i = 0; i < 3; ++i)
-        if (!infiniop_tensor_is_non_overlapping(t[i]))
-            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: strides map several elements to one address",
-                                  names[i]);
-    if (!(eps >= 0.0f) || isinf(eps))
-        return infiniop_error(INFINI_STATUS_BAD_PARAM, OP ": eps %g must be finite and >= 0", (double)eps);
+    if ((st = infiniop_check_outputs_distinct(OP, 3, names, t)) || (st = infiniop_check_epsilon(OP, "eps", eps)))
+        return st;
 
     infiniopLayerNormInfo info;
     const ptrdiff_t *row_strides[4] = {output_desc->strides, input_standardization_desc->strides, input_desc->strides,

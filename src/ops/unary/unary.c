@@ -21,9 +21,7 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     if (in->dtype != dt)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: %s: dtype %s differs from %s's %s", name, iname,
                               infiniop_dtype_name(in->dtype), oname, infiniop_dtype_name(dt));
-    if (!infiniop_tensor_is_non_overlapping(out))
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES,
-                              "%s: %s: strides map several elements to one address", name, oname);
+    if ((st = infiniop_check_outputs_distinct(name, 1, names, t))) return st;
     infiniopUnaryInfo info;
     if ((st = infiniop_elt_layout_init(&info.layout, name, oname, out, iname, in))) return st;
     info.kind = kind;
