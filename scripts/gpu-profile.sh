@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu-profile.sh - on a GPU machine: build the library (sm_90 by
-# default) into build-gpu/ and profile each benchmark case's kernel with
+# default) into build-gpu-exp/, with the experiment knobs compiled in
+# (-DINFINIOP_CUDA_EXPERIMENTS=ON: unset, they leave the default plans), and
+# profile each benchmark case's kernel with
 # Nsight Compute (bench/gpu_profile.py; one kernel a case, in case order).
 # Writes $OUT/ncu.txt (and ncu-<variant>.txt for each INFINIOP_CUDA_REG
 # variant named in INFINIOP_PROFILE_VARIANTS, e.g. "all wide").
@@ -13,11 +15,11 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/gpu-profile-out}
 mkdir -p "$OUT"
-BUILD=$ROOT/build-gpu
+BUILD=$ROOT/build-gpu-exp
 GEN=()
 command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
-cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="${INFINIOP_CUDA_ARCH:-90}" -DINFINIOP_BUILD_BENCH=OFF >"$OUT/profile-build.log" 2>&1
+cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON -DINFINIOP_CUDA_EXPERIMENTS=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${INFINIOP_CUDA_ARCH:-90}" -DINFINIOP_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >"$OUT/profile-build.log" 2>&1
 cmake --build "$BUILD" -j "$(nproc)" --target infiniop infinirt >>"$OUT/profile-build.log" 2>&1
 SECTIONS=${INFINIOP_PROFILE_SECTIONS:-"SpeedOfLight Occupancy LaunchStats WarpStateStats"}
 args=()

@@ -39,6 +39,7 @@ typedef struct {
     size_t head;                       /* 0: half the row */
     int special; /* 1: NaN in a row, 2: inf in a row */
     size_t pad[6];
+    double zrel; /* > 0: input_standardization within zrel (|ref| + 1) of float64, whatever mean / std */
 } lcase;
 
 typedef struct {
@@ -47,10 +48,12 @@ typedef struct {
     const double *w, *b;            /* per column, |.| */
     const double *zref;
     double K;
+    double zrel;
 } tolctx;
 
 static double tol_z(size_t i, double ref, void *v) {
     tolctx *c = v;
+    if (c->zrel > 0) return c->zrel * (fabs(ref) + 1.0);
     return c->K * TL_EPS32 * (fabs(ref) + c->meanabs_over_std[i / c->D] + 1.0);
 }
 static double tol_out(size_t i, double ref, void *v) {
@@ -138,7 +141,7 @@ static void run_case(const lcase *c, tl_rng *rng) {
             aw[j] = fabs(ref_get(&wv, j));
             if (c->bias) ab[j] = fabs(ref_get(&bv, j));
         }
-        tolctx ctx = {D, mas, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D)};
+        tolctx ctx = {D, mas, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D), c->zrel};
         tl_check_close(stdz, "input_standardization", rz, tol_z, &ctx);
         tl_check_close(out, "output", ro, tol_out, &ctx);
         tl_check_close(sd, "input_std_deviation", rs, tol_std, &ctx);
@@ -230,6 +233,22 @@ int main(int argc, char **argv) {
         c.lo = -1; c.hi = 1; c.step = 1000.0; c.head = 8;
         make_layouts(&rng, &c, 0);
         run_case(&c, &rng);
+        /* F32 rows of mean 1e4 times their std: the standardized values
+         * within 1e-5 of float64 (the mean is never rounded before x - mean;
+         * docs/ARCHITECTURE.md). The GPU's register path (contiguous), its
+         * streaming kernel (strided weight) and long rows. (NVIDIA here;
+         * the CPU kernels have their own case.) */
+        if (k_dtypes[d] == INFINI_DTYPE_F32 && tl_device == INFINI_DEVICE_NVIDIA) {
+            static const size_t zshape[][2] = {{64, 768}, {16, 4096}, {300, 64}, {2, 32768}};
+            for (int zi = 0; zi < 8; zi++) {
+                memset(&c, 0, sizeof c);
+                c.dt = INFINI_DTYPE_F32; c.ndim = 2; c.shape[0] = zshape[zi % 4][0]; c.shape[1] = zshape[zi % 4][1];
+                c.eps = 0.0; c.bias = 1; c.lo = -1.7; c.hi = 1.7; c.offset = 1e4; c.zrel = 1e-5;
+                make_layouts(&rng, &c, 0);
+                if (zi >= 4) c.ws = 2; /* strided weight: the streaming kernel */
+                run_case(&c, &rng);
+            }
+        }
         /* large values, special values */
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 500; c.eps = 1e-5; c.bias = 1;

@@ -106,6 +106,9 @@ typedef enum {
     INFINIOP_OP_SIGMOID = 5,
 } infiniopOp_t;
 
+/* "add_rms_norm", "causal_softmax", ... */
+const char *infiniop_op_name(infiniopOp_t op);
+
 /* First member of every operator descriptor. */
 struct InfiniopDescriptor {
     uint32_t magic;
@@ -127,6 +130,10 @@ infiniStatus_t infiniop_descriptor_destroy(const char *opname, struct InfiniopDe
  * workspace check (need 0 bytes here; a larger need would be compared). */
 infiniStatus_t infiniop_check_run(const char *opname, const struct InfiniopDescriptor *desc, infiniopOp_t op,
                                   size_t workspace_size, size_t workspace_needed);
+
+/* The run call's answer for a device kind without a backend in this build
+ * (stream: unused, named so that callers need no #ifdef). */
+infiniStatus_t infiniop_no_backend(const char *opname, const struct InfiniopDescriptor *desc, void *stream);
 
 /* infiniopGetXWorkspaceSize for every operator: 0 bytes. */
 infiniStatus_t infiniop_workspace_size(const char *opname, const struct InfiniopDescriptor *desc, infiniopOp_t op,

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-static const char *op_name(infiniopOp_t op) {
+const char *infiniop_op_name(infiniopOp_t op) {
     switch (op) {
     case INFINIOP_OP_ADD_RMS_NORM: return "add_rms_norm";
     case INFINIOP_OP_CAUSAL_SOFTMAX: return "causal_softmax";
@@ -30,7 +30,7 @@ infiniStatus_t infiniop_check_descriptor(const char *opname, const struct Infini
         return infiniop_error(INFINI_STATUS_BAD_PARAM, "%s: not a live operator descriptor", opname);
     if (desc->op != op)
         return infiniop_error(INFINI_STATUS_BAD_PARAM, "%s: descriptor belongs to operator %s", opname,
-                              op_name(desc->op));
+                              infiniop_op_name(desc->op));
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -59,6 +59,11 @@ infiniStatus_t infiniop_workspace_size(const char *opname, const struct Infiniop
     if (!size) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: size is NULL", opname);
     *size = 0;
     return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniop_no_backend(const char *opname, const struct InfiniopDescriptor *desc, void *stream) {
+    (void)stream;
+    return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: device kind %d", opname, (int)desc->device);
 }
 
 static infiniStatus_t check_any(const char *fn, const struct InfiniopDescriptor *desc, const void *out) {

@@ -83,9 +83,8 @@ __device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt:
 /* Data a kernel touches once (a row's input and its outputs): 16-byte loads
  * and stores with the evict-first cache hint (ld/st.global.cs), so that
  * they do not push out of the caches what is reused (weight, bias). The
- * accesses stay coherent, so in-place calls are safe. On an H200,
- * layer_norm bf16 16384x4096 went 106 -> 102 us and f32 65536x512 102.4 ->
- * 101.4 us (bench/NOTES.md). */
+ * accesses stay coherent, so in-place calls are safe. (A few percent on
+ * the long-row norms: bench/NOTES.md.) */
 template <typename VT> __device__ __forceinline__ VT load_once(const void *p) {
     static_assert(sizeof(VT) == 16, "16-byte vectors");
     const int4 t = __ldcs(reinterpret_cast<const int4 *>(p));
@@ -236,32 +235,17 @@ __device__ __forceinline__ float warp_max_nan(float v) {
 }
 
 /* Block-wide reductions over all blockDim.x threads (a multiple of 32, at
- * most 1024); every thread must call and every thread gets the result. red
- * is __shared__ float[33]; the trailing barrier lets the next reduction reuse
- * it. */
-__device__ __forceinline__ float block_sum(float v, float *red) {
+ * most 1024): sums (MAX false) or NaN-keeping maxima (MAX true); every
+ * thread must call and every thread gets the result. red is __shared__
+ * float[33]; the trailing barrier lets the next reduction reuse it. */
+template <bool MAX> __device__ __forceinline__ float block_reduce(float v, float *red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = warp_sum(v);
+    v = MAX ? warp_max_nan(v) : warp_sum(v);
     if (lane == 0) red[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < nwarps ? red[lane] : 0.0f;
-        v = warp_sum(v);
-        if (lane == 0) red[32] = v;
-    }
-    __syncthreads();
-    v = red[32];
-    __syncthreads();
-    return v;
-}
-__device__ __forceinline__ float block_max_nan(float v, float *red) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = warp_max_nan(v);
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? red[lane] : -INFINITY;
-        v = warp_max_nan(v);
+        v = lane < nwarps ? red[lane] : (MAX ? -INFINITY : 0.0f);
+        v = MAX ? warp_max_nan(v) : warp_sum(v);
         if (lane == 0) red[32] = v;
     }
     __syncthreads();
@@ -272,10 +256,10 @@ __device__ __forceinline__ float block_max_nan(float v, float *red) {
 
 /* Sum over the threads of a row group: the warp (WARP) or the block. */
 template <bool WARP> __device__ __forceinline__ float group_sum(float v, float *red) {
-    return WARP ? warp_sum(v) : block_sum(v, red);
+    return WARP ? warp_sum(v) : block_reduce<false>(v, red);
 }
 template <bool WARP> __device__ __forceinline__ float group_max_nan(float v, float *red) {
-    return WARP ? warp_max_nan(v) : block_max_nan(v, red);
+    return WARP ? warp_max_nan(v) : block_reduce<true>(v, red);
 }
 
 /* Programmatic dependent launch (Hopper and later; the plans' pdl flag,
@@ -296,23 +280,23 @@ __device__ __forceinline__ void grid_dependency(void) {
  * (it settles the grid dependency above): a warp per row, blockDim.x / 32
  * rows a block (WARP), or the whole block per row. tid/G: this thread's
  * index in its group and the group's size; rows first(), first() +
- * step(), ... go to this group; cache(): the group's slice of the dynamic
- * shared memory (ncols floats a group) when the plan caches rows there
- * (smem_bytes > 0), else nullptr. */
-template <bool WARP> struct StreamRows {
+ * step(), ... go to this group; nchunks: the row's chunks of V elements
+ * (thread tid takes chunks tid, tid + G, ...); cache: the group's slice of
+ * the dynamic shared memory (ncols floats a group) when the plan caches
+ * rows there (smem_bytes > 0), else nullptr. */
+template <bool WARP, int V> struct StreamRows {
     unsigned tid, G, grp;
-    size_t groups;
-    __device__ __forceinline__ StreamRows()
+    size_t groups, nchunks;
+    float *cache;
+    __device__ __forceinline__ StreamRows(size_t ncols, size_t smem_bytes)
         : tid(WARP ? (threadIdx.x & 31u) : threadIdx.x), G(WARP ? 32u : blockDim.x), grp(WARP ? (threadIdx.x >> 5) : 0u),
-          groups(WARP ? (blockDim.x >> 5) : 1u) {
+          groups(WARP ? (blockDim.x >> 5) : 1u), nchunks(ncols / V) {
         grid_dependency();
+        extern __shared__ float4 stream_rows_smem[];
+        cache = smem_bytes ? reinterpret_cast<float *>(stream_rows_smem) + grp * ncols : nullptr;
     }
     __device__ __forceinline__ size_t first() const { return (size_t)blockIdx.x * groups + grp; }
     __device__ __forceinline__ size_t step() const { return (size_t)gridDim.x * groups; }
-    __device__ __forceinline__ float *cache(size_t smem_bytes, size_t ncols) const {
-        extern __shared__ float4 stream_rows_smem[];
-        return smem_bytes ? reinterpret_cast<float *>(stream_rows_smem) + grp * ncols : nullptr;
-    }
 };
 
 /* Element offset of row r of tensor t of a row layout (one row dimension,
@@ -357,7 +341,7 @@ struct InfiniopCudaDeviceGuard {
 };
 
 /* Whether the plans of this device launch with PDL (compute capability 9
- * and later, unless INFINIOP_CUDA_PDL=0). */
+ * and later; cuda/device.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
@@ -402,8 +386,8 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
 
 static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* What an operator's register-path kernels offer the planner (measured per
- * operator; bench/NOTES.md):
+/* What an operator's register-path kernels offer the planner (each flag
+ * set where it measured faster for that operator; bench/NOTES.md):
  *  - REG_LONG: the register kernel is the faster one for long rows too;
  *  - REG_WARP8: it is instantiated with 8 vectors a thread in the
  *    warp-per-row form (rg_dispatch<K, 8>), so rows of up to 256 vectors
@@ -414,7 +398,7 @@ enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_RE
 /* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
  * vec_elems: elements per 16-byte vector of the activation dtype;
  * reg_flags: INFINIOP_CUDA_REG_* above. */
-infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
+infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
                                        unsigned reg_flags, infiniopCudaRowPlan *plan);
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,

@@ -70,78 +70,87 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
  * vecs = ncols / vec_elems vectors a row.
  *  - vecs <= 128 (with fewer rows than SMs: vecs <= 32): `lanes` threads
- *    of a warp per row (the smallest power of
- *    two that holds the row in at most 4 vectors a thread, 1 vector a
- *    thread when it can), blocks of 256 threads, halved while the grid
- *    would not give every SM two blocks (decode shapes: spread the rows);
- *    up to 256 vectors (8 a thread, a warp a row) where the operator has
- *    that kernel (INFINIOP_CUDA_REG_WARP8) and the rows fill the GPU;
+ *    of a warp per row (the smallest power of two that holds the row in at
+ *    most 4 vectors a thread, 1 vector a thread when it can), blocks of 256
+ *    threads, halved while the grid would not give every SM two blocks
+ *    (decode shapes: spread the rows); up to 256 vectors (8 a thread, a
+ *    warp a row) where the operator has that kernel (INFINIOP_CUDA_REG_WARP8)
+ *    and the rows fill the GPU;
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
  *    least 128 threads (2, then 1, otherwise) when there are rows enough to
  *    fill the GPU; with fewer rows than SMs (latency matters, the memory
  *    system is idle) 1 vector a thread while that takes at most 512
  *    threads, then 2, then 4;
  *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
- *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later);
- *  - longer still: off (the streaming kernel). */
+ *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later), for
+ *    decode shapes only;
+ *  - longer still: off (the streaming kernel).
+ * Which shapes take it: short rows (one vector a thread, several rows a
+ * warp) and decode shapes (fewer rows than SMs) always; long rows with many
+ * rows only where the operator says its register kernel is the faster one
+ * there (INFINIOP_CUDA_REG_LONG). With 2 blocks of 128-register threads a
+ * SM the load phase of one row is not overlapped with the reduction and
+ * stores of the next, so a register kernel must earn long rows by reading
+ * less (layer_norm reads w and b late; softmax skips the masked part;
+ * add_rms_norm only up to 512 vectors). Measurements: bench/NOTES.md. */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
-/* Which shapes take the register path. Measured on an H200 (bench/NOTES.md,
- * run 9): it wins on short rows (one vector a thread, several rows a warp)
- * and on decode shapes (fewer rows than SMs), and lost to the shared-memory
- * streaming kernel on long rows with many rows (2 blocks of 128-register
- * threads a SM leave the load phase of one row unoverlapped with the
- * reduction and stores of the next). INFINIOP_CUDA_REG=all takes it
- * everywhere, =wide everywhere with 1 vector a thread first (benchmark
- * variants); default: short rows and decode shapes, and long rows where the
- * operator asks (INFINIOP_CUDA_REG_LONG: layer_norm, whose register kernel
- * reads w and b late and won, 130 vs 156 us on bf16 16384x4096, run 13;
- * causal softmax, every row a block holds: f32 (8,512,4608) 43.1 vs 51.6
- * us, session 3 run 4; add_rms_norm rows of at most 512 vectors: f16
- * 4096x4096 35.2 vs 39.2 us, same run, while 1024-vector rows lost, 374 vs
- * 288 us on bf16 16384x8192, run 9).
- *
- * Benchmark knobs, read once: INFINIOP_CUDA_REG (above);
- * INFINIOP_CUDA_REG_ITEMS=1|2|4: rows of one block each take that many
- * vectors a thread when the block allows; INFINIOP_CUDA_REG_CLUSTER=2..8:
- * rows of decode shapes (fewer rows than SMs) go to a cluster of that
- * many blocks (Hopper); INFINIOP_CUDA_REG_WARP8=0: no 8-vector warp rows;
- * INFINIOP_CUDA_PDL=0: no programmatic dependent launch (infiniop_cuda_pdl);
- * INFINIOP_CUDA_REG_EARLY=1: plan.reg_latency everywhere;
- * INFINIOP_CUDA_PREFETCH=rows: plan.reg_prefetch (0: off). */
-static struct {
-    int policy;       /* 1 default, 2 all, 3 wide */
-    size_t items;     /* 0: the planner's choice */
-    size_t cluster;   /* 0: the planner's choice */
+
+/* The planner's free parameters. A release build uses the defaults below;
+ * a build with -DINFINIOP_CUDA_EXPERIMENTS=ON reads them once from the
+ * environment, to benchmark other variants without recompiling
+ * (scripts/gpu-variants.sh):
+ *   INFINIOP_CUDA_REG=all|wide    the register path everywhere (wide: with 1
+ *                                 vector a thread first);
+ *   INFINIOP_CUDA_REG_ITEMS=1|2|4 vectors a thread for rows of one block;
+ *   INFINIOP_CUDA_REG_CLUSTER=2..8 decode rows go to a cluster of that many
+ *                                 blocks (Hopper);
+ *   INFINIOP_CUDA_REG_WARP8=0     no 8-vector warp rows;
+ *   INFINIOP_CUDA_PDL=0           no programmatic dependent launch;
+ *   INFINIOP_CUDA_REG_EARLY=1     plan.reg_latency everywhere;
+ *   INFINIOP_CUDA_PREFETCH=rows   plan.reg_prefetch (0: off). */
+struct Knobs {
+    int policy;     /* 1 default, 2 all, 3 wide */
+    size_t items;   /* 0: the planner's choice */
+    size_t cluster; /* 0: the planner's choice */
     bool warp8;
     bool pdl;
     bool early;
     long prefetch; /* < 0: the planner's choice */
-} knobs;
-static std::once_flag knobs_once;
+};
+static const Knobs default_knobs = {1, 0, 0, true, true, false, -1};
 
+#ifdef INFINIOP_CUDA_EXPERIMENTS
+static Knobs env_knobs;
+static std::once_flag knobs_once;
 static void read_knobs(void) {
+    Knobs k = default_knobs;
     const char *e = getenv("INFINIOP_CUDA_REG");
-    knobs.policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
+    k.policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
     e = getenv("INFINIOP_CUDA_REG_ITEMS");
     int v = e ? atoi(e) : 0;
-    knobs.items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
+    k.items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
     e = getenv("INFINIOP_CUDA_REG_CLUSTER");
     v = e ? atoi(e) : 0;
-    knobs.cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
+    k.cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
     e = getenv("INFINIOP_CUDA_REG_WARP8");
-    knobs.warp8 = !(e && !strcmp(e, "0"));
+    k.warp8 = !(e && !strcmp(e, "0"));
     e = getenv("INFINIOP_CUDA_PDL");
-    knobs.pdl = !(e && !strcmp(e, "0"));
+    k.pdl = !(e && !strcmp(e, "0"));
     e = getenv("INFINIOP_CUDA_REG_EARLY");
-    knobs.early = e && !strcmp(e, "1");
+    k.early = e && !strcmp(e, "1");
     e = getenv("INFINIOP_CUDA_PREFETCH");
-    knobs.prefetch = e ? atol(e) : -1;
+    k.prefetch = e ? atol(e) : -1;
+    env_knobs = k;
 }
-
-bool infiniop_cuda_pdl(const infiniopCudaProps &p) {
+static const Knobs &knobs(void) {
     std::call_once(knobs_once, read_knobs);
-    return knobs.pdl && p.cc_major >= 9;
+    return env_knobs;
 }
+#else
+static const Knobs &knobs(void) { return default_knobs; }
+#endif
+
+bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_major >= 9; }
 
 static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
                      infiniopCudaRowPlan *q) {
@@ -149,17 +158,17 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
-    std::call_once(knobs_once, read_knobs);
-    const int policy = knobs.policy;
+    const Knobs &kn = knobs();
+    const int policy = kn.policy;
     if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
      * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
     const size_t warp_vecs =
-        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && knobs.warp8 ? 256 : 128;
+        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
     /* Fewer rows than SMs: a row of more than 32 vectors is spread over a
-     * block, a vector a thread, rather than held by one warp (layer_norm
-     * f16 8x768 in one warp: ~1000 dependent instructions, 5.5k cycles). */
+     * block, a vector a thread, rather than held by one warp, whose long
+     * dependent chain of instructions would then be the whole latency. */
     const bool spread = nrows < sms && vecs > 32;
     size_t blocks;
     if (vecs <= warp_vecs && !spread) {
@@ -178,14 +187,14 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         const bool latency = nrows < sms || policy == 3;
         size_t items = 0, threads = 0;
         const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
-        const size_t forced = knobs.items;
-        const size_t kc = knobs.cluster && p.cc_major >= 9 && nrows < sms ? knobs.cluster : 1;
+        const size_t forced = kn.items;
+        const size_t kc = kn.cluster && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
         for (int i = 0; i < 3; ++i) {
             size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
             size_t t = ((vecs + it * kc - 1) / (it * kc) + 31) / 32 * 32;
             /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
-             * rather than blocks over 512 threads (softmax f16 32x8192:
-             * 3.16 vs 3.39 us) */
+             * rather than blocks over 512 threads (a shorter barrier tree
+             * and reduction) */
             size_t tmax = it >= 2 || nrows < sms ? 512 : 1024;
             if (t > tmax) continue;
             if (!latency && t < 128 && it > 1) continue;
@@ -210,14 +219,11 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
     }
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
-    q->reg_latency = nrows < sms || knobs.early;
+    q->reg_latency = nrows < sms || kn.early;
     /* Rows that fill the GPU: each group asks L2 for the input of the row
-     * an eighth of L2 ahead, counting every input (REG_2IN: two)
-     * (bench/NOTES.md, H200: layer_norm bf16 16384x4096 103.7 -> 99.9 us
-     * and f32 65536x512 102.5 -> 100.5 at 1024 and 4224 rows; a quarter of
-     * L2 ahead or more was slower; add_rms_norm f16 4096x4096 35.0 -> 34.6
-     * at L2/8, 35.8 at L2/4). It adds requests in flight without
-     * registers. INFINIOP_CUDA_PREFETCH=rows overrides (0: off). */
+     * an eighth of L2 ahead, counting every input (REG_2IN: two). It adds
+     * requests in flight without registers; a quarter of L2 or more ahead
+     * evicts rows before they are used (bench/NOTES.md). */
     size_t pf = 0;
     if (nrows >= sms && p.l2_bytes) {
         const size_t row_bytes = ncols * (size_t)(16 / vec_elems) * (reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
@@ -225,16 +231,15 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         if (pf < 1) pf = 1;
         if (pf > 1u << 20) pf = 1u << 20;
     }
-    if (knobs.prefetch >= 0) pf = (size_t)knobs.prefetch;
+    if (kn.prefetch >= 0) pf = (size_t)kn.prefetch;
     q->reg_prefetch = (unsigned)pf;
 }
 
-infiniStatus_t infiniop_cuda_plan_rows(const char *op, int device, size_t nrows, size_t ncols, int vec_elems,
+infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
                                        unsigned reg_flags, infiniopCudaRowPlan *plan) {
     infiniopCudaProps p;
     infiniStatus_t st = infiniop_cuda_device_props(device, &p);
     if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
-    (void)op;
     infiniopCudaRowPlan q = {};
     size_t blocks;
     if (ncols <= WARP_MAX_COLS) {

@@ -19,6 +19,7 @@
 #define INFINIOP_CUDA_ROWS_CUH
 
 #include <cooperative_groups.h>
+#include <type_traits>
 
 /* Thread-block clusters exist from sm_90 on; the sm_80 pass compiles the
  * cluster branches to a trap (the planner never picks them below 9.0). */
@@ -176,14 +177,17 @@ static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan
                                 p.reg_lanes == 0 ? p.reg_cluster : 1u, p.pdl, args...);
 }
 
-/* Chooses and launches the kernel instance for the plan's items and group
- * form: K<ITEMS, MODE>::launch(args...) is called. SUB8 == 8: the operator
- * also has 8 vectors a thread in the warp form (INFINIOP_CUDA_REG_WARP8). */
-template <template <int, int> class K, int SUB8 = 4, typename... Args>
-static cudaError_t rg_dispatch(const infiniopCudaRowPlan &p, Args... args) {
+/* Chooses the kernel instance for the plan's items and group form and
+ * launches it: returns launch(I, M), I and M std::integral_constant of the
+ * items and the mode (decltype(I)::value is a template argument), e.g.
+ *     rg_dispatch(p, [&](auto I, auto M) {
+ *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value>, p, stream, ...); });
+ * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
+ * (INFINIOP_CUDA_REG_WARP8). */
+template <int SUB8 = 4, typename Launch> static cudaError_t rg_dispatch(const infiniopCudaRowPlan &p, Launch launch) {
     const int mode = p.reg_lanes ? RG_SUB : (p.reg_cluster > 1 ? RG_CLUSTER : RG_BLOCK);
 #define RG_CASE(I, M)                                                                                                  \
-    if (p.reg_items == I && mode == M) return K<I, M>::launch(args...);
+    if (p.reg_items == I && mode == M) return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>());
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB)
     RG_CASE(1, RG_SUB) RG_CASE(2, RG_SUB) RG_CASE(4, RG_SUB)
     RG_CASE(1, RG_BLOCK) RG_CASE(2, RG_BLOCK) RG_CASE(4, RG_BLOCK)

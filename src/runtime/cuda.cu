@@ -101,25 +101,22 @@ static infiniStatus_t event_elapsed_time(float *ms, infinirtEvent_t start, infin
     return st;
 }
 
-static infiniStatus_t malloc_device(void **p, size_t size) {
+/* Size 0 gives NULL (the CUDA allocators' answer varies). */
+template <typename Alloc> static infiniStatus_t alloc_or_null(void **p, size_t size, Alloc alloc) {
     if (size == 0) {
         *p = NULL;
         return INFINI_STATUS_SUCCESS;
     }
     void *q = NULL;
-    infiniStatus_t st = check(cudaMalloc(&q, size));
+    infiniStatus_t st = check(alloc(&q, size));
     if (st == INFINI_STATUS_SUCCESS) *p = q;
     return st;
 }
+static infiniStatus_t malloc_device(void **p, size_t size) {
+    return alloc_or_null(p, size, [](void **q, size_t n) { return cudaMalloc(q, n); });
+}
 static infiniStatus_t malloc_host(void **p, size_t size) {
-    if (size == 0) {
-        *p = NULL;
-        return INFINI_STATUS_SUCCESS;
-    }
-    void *q = NULL;
-    infiniStatus_t st = check(cudaMallocHost(&q, size));
-    if (st == INFINI_STATUS_SUCCESS) *p = q;
-    return st;
+    return alloc_or_null(p, size, [](void **q, size_t n) { return cudaMallocHost(q, n); });
 }
 static infiniStatus_t free_device(void *p) { return check(cudaFree(p)); }
 static infiniStatus_t free_host(void *p) { return check(cudaFreeHost(p)); }

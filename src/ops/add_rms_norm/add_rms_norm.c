@@ -3,8 +3,7 @@
  * validate once into infiniopAddRMSNormInfo, then dispatch by device.
  */
 #include "add_rms_norm.h"
-
-#include <math.h>
+#include "core/create.h"
 
 #define OP "add_rms_norm"
 
@@ -26,13 +25,9 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
                                                                infiniopTensorDescriptor_t b_desc,
                                                                infiniopTensorDescriptor_t weight_desc, float epsilon) {
     infiniStatus_t st;
-    if ((st = infiniop_check_handle(OP, handle))) return st;
-    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": desc_ptr is NULL");
-    const char *names[4] = {"y", "residual_out", "a", "b"};
-    infiniopTensorDescriptor_t t[4] = {y_desc, residual_out_desc, a_desc, b_desc};
-    for (int i = 0; i < 4; ++i)
-        if ((st = infiniop_check_tensor(OP, names[i], t[i]))) return st;
-    if ((st = infiniop_check_tensor(OP, "weight", weight_desc))) return st;
+    const char *names[5] = {"y", "residual_out", "a", "b", "weight"};
+    infiniopTensorDescriptor_t t[5] = {y_desc, residual_out_desc, a_desc, b_desc, weight_desc};
+    if ((st = infiniop_create_begin(OP, handle, desc_ptr, 5, names, t))) return st;
 
     infiniDtype_t at = a_desc->dtype, wt = weight_desc->dtype;
     if (!infiniop_is_half_or_float(at))
@@ -66,12 +61,8 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
         if (D > 1 && t[i]->numel > 0 && t[i]->strides[ndim - 1] != 1)
             return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: stride of the last dimension is %td, must be 1",
                                   names[i], t[i]->strides[ndim - 1]);
-    for (int i = 0; i < 2; ++i)
-        if (!infiniop_tensor_is_non_overlapping(t[i]))
-            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: strides map several elements to one address",
-                                  names[i]);
-    if (!(epsilon >= 0.0f) || isinf(epsilon))
-        return infiniop_error(INFINI_STATUS_BAD_PARAM, OP ": epsilon %g must be finite and >= 0", (double)epsilon);
+    if ((st = infiniop_check_outputs_distinct(OP, 2, names, t)) || (st = infiniop_check_epsilon(OP, "epsilon", epsilon)))
+        return st;
 
     infiniopAddRMSNormInfo info;
     const ptrdiff_t *row_strides[4];
@@ -88,16 +79,14 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
     for (int o = 0; o < 2; ++o)
         for (int i = 0; i < 2; ++i) info.same_layout[o][i] = infiniop_tensor_same_layout(t[o], t[2 + i]);
     info.cuda = (infiniopCudaRowPlan){0};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_add_rms_norm_cuda_plan(&info, handle->device_id)))
-        return st;
-#endif
-
-    Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_ADD_RMS_NORM, handle);
-    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");
-    d->info = info;
-    *desc_ptr = &d->base;
-    return INFINI_STATUS_SUCCESS;
+    if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_add_rms_norm_cuda_plan, &info))) return st;
+    const infiniopPlanSummary sum = {.shape_of = a_desc,
+                                     .cpu_items = info.rows.nrows,
+                                     .cpu_bytes = info.rows.nrows * D * infiniop_dtype_size(at) * 4,
+                                     .row = &info.cuda,
+                                     .row_reg = info.cuda.vec && info.cuda.w_vec};
+    return infiniop_create_finish(INFINIOP_OP_ADD_RMS_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
+                                  &info, sizeof info, &sum, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetAddRMSNormWorkspaceSize(infiniopAddRMSNormDescriptor_t desc, size_t *size) {
@@ -129,9 +118,7 @@ __C __export infiniStatus_t infiniopAddRMSNorm(infiniopAddRMSNormDescriptor_t de
     case INFINI_DEVICE_NVIDIA:
         return infiniop_add_rms_norm_cuda(info, desc->device_id, y, residual_out, a, b, weight, stream);
 #endif
-    default:
-        (void)stream;
-        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, OP ": device kind %d", (int)desc->device);
+    default: return infiniop_no_backend(OP, desc, stream);
     }
 }
 

@@ -85,17 +85,6 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     row_done<MODE>();
 }
 
-template <typename A, typename W> struct ArnReg {
-    template <int ITEMS, int MODE> struct K {
-        static cudaError_t launch(const infiniopAddRMSNormInfo *info, cudaStream_t s, typename A::S *y,
-                                  typename A::S *res, const typename A::S *a, const typename A::S *b,
-                                  const typename W::S *w) {
-            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE>, info->cuda, s, y, res, a, b, w, info->cuda.reg_lanes,
-                             *info);
-        }
-    };
-};
-
 template <typename A, typename W, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     add_rms_norm_kernel(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
@@ -105,10 +94,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
-    const StreamRows<WARP> sr;
-    const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem, D);
-    const size_t nchunks = D / V;
+    const StreamRows<WARP, V> sr(D, smem);
     const ptrdiff_t ws = info.w_stride;
 
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
@@ -118,7 +104,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         S *rr = res + row_off(L, ARN_RES, r);
 
         float ss = 0.0f;
-        for (size_t c = tid; c < nchunks; c += G) {
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float va[V], vb[V];
             load_chunk<A, V>(ar + c * V, va);
             load_chunk<A, V>(br + c * V, vb);
@@ -127,15 +113,15 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
                 va[k] += vb[k];
                 ss += va[k] * va[k];
             }
-            if (cache) smem_store<V>(cache + c * V, va);
+            if (sr.cache) smem_store<V>(sr.cache + c * V, va);
         }
         ss = group_sum<WARP>(ss, red);
         const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
 
-        for (size_t c = tid; c < nchunks; c += G) {
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float v[V], wv[V], o[V];
-            if (cache) {
-                smem_load<V>(cache + c * V, v);
+            if (sr.cache) {
+                smem_load<V>(sr.cache + c * V, v);
             } else {
                 float vb[V];
                 load_chunk<A, V>(ar + c * V, v);
@@ -172,7 +158,10 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
     if (vec && w_vec && p.reg_items) /* (a strided weight takes the streaming kernel) */
-        return rg_dispatch<ArnReg<A, W>::template K>(p, info, stream, ys, rs, as, bs, wp);
+        return rg_dispatch(p, [&](auto I, auto M) {
+            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value>, p, stream, ys, rs, as, bs,
+                             wp, p.reg_lanes, *info);
+        });
     const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
     auto kernel = warp ? (vec ? add_rms_norm_kernel<A, W, V, true> : add_rms_norm_kernel<A, W, 1, true>)
                        : (vec ? add_rms_norm_kernel<A, W, V, false> : add_rms_norm_kernel<A, W, 1, false>);
@@ -194,7 +183,7 @@ static cudaError_t launch_pair(const infiniopAddRMSNormInfo *info, void *y, void
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo *info, int device_id) {
     size_t es = infiniop_dtype_size(info->atype);
     int V = (int)(16 / es);
-    infiniStatus_t st = infiniop_cuda_plan_rows("add_rms_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+    infiniStatus_t st = infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                                 INFINIOP_CUDA_REG_2IN |
                                                     (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
                                                 &info->cuda);

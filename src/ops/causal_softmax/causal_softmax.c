@@ -3,6 +3,7 @@
  * points: validate once into infiniopCausalSoftmaxInfo, then dispatch.
  */
 #include "causal_softmax.h"
+#include "core/create.h"
 
 #define OP "causal_softmax"
 
@@ -16,9 +17,9 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
                                                                   infiniopTensorDescriptor_t y_desc,
                                                                   infiniopTensorDescriptor_t x_desc) {
     infiniStatus_t st;
-    if ((st = infiniop_check_handle(OP, handle))) return st;
-    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": desc_ptr is NULL");
-    if ((st = infiniop_check_tensor(OP, "y", y_desc)) || (st = infiniop_check_tensor(OP, "x", x_desc))) return st;
+    const char *names[2] = {"y", "x"};
+    const infiniopTensorDescriptor_t t[2] = {y_desc, x_desc};
+    if ((st = infiniop_create_begin(OP, handle, desc_ptr, 2, names, t))) return st;
     infiniDtype_t dt = x_desc->dtype;
     if (!infiniop_is_half_or_float(dt))
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, OP ": x: dtype %s is not F16, BF16 or F32",
@@ -42,8 +43,7 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
     if (T < S)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": x: T = shape[%zu] = %zu is less than S = shape[%zu] = %zu",
                               ndim - 1, T, ndim - 2, S);
-    if (!infiniop_tensor_is_non_overlapping(y_desc))
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": y: strides map several elements to one address");
+    if ((st = infiniop_check_outputs_distinct(OP, 1, names, t))) return st;
 
     infiniopCausalSoftmaxInfo info;
     const ptrdiff_t *row_strides[2] = {y_desc->strides, x_desc->strides};
@@ -56,16 +56,14 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
     info.span[CS_X] = infiniop_tensor_span(x_desc);
     info.same_layout = infiniop_tensor_same_layout(y_desc, x_desc);
     info.cuda = (infiniopCudaRowPlan){0};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_causal_softmax_cuda_plan(&info, handle->device_id)))
-        return st;
-#endif
-
-    Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_CAUSAL_SOFTMAX, handle);
-    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");
-    d->info = info;
-    *desc_ptr = &d->base;
-    return INFINI_STATUS_SUCCESS;
+    if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_causal_softmax_cuda_plan, &info))) return st;
+    const infiniopPlanSummary sum = {.shape_of = x_desc,
+                                     .cpu_items = info.rows.nrows,
+                                     .cpu_bytes = info.rows.nrows * T * infiniop_dtype_size(dt) * 2,
+                                     .row = &info.cuda,
+                                     .row_reg = info.cuda.vec};
+    return infiniop_create_finish(INFINIOP_OP_CAUSAL_SOFTMAX, handle, sizeof(Descriptor), offsetof(Descriptor, info),
+                                  &info, sizeof info, &sum, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetCausalSoftmaxWorkspaceSize(infiniopCausalSoftmaxDescriptor_t desc,
@@ -89,9 +87,7 @@ __C __export infiniStatus_t infiniopCausalSoftmax(infiniopCausalSoftmaxDescripto
 #ifdef INFINIOP_WITH_CUDA
     case INFINI_DEVICE_NVIDIA: return infiniop_causal_softmax_cuda(info, desc->device_id, y, x, stream);
 #endif
-    default:
-        (void)stream;
-        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, OP ": device kind %d", (int)desc->device);
+    default: return infiniop_no_backend(OP, desc, stream);
     }
 }
 

@@ -165,15 +165,6 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     row_done<MODE>();
 }
 
-template <typename T> struct CsReg {
-    template <int ITEMS, int MODE> struct K {
-        static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, cudaStream_t s, typename T::S *y,
-                                  const typename T::S *x) {
-            return rg_launch(causal_softmax_reg<T, ITEMS, MODE>, info->cuda, s, y, x, info->cuda.reg_lanes, *info);
-        }
-    };
-};
-
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     causal_softmax_kernel(typename T::S *y, const typename T::S *x, size_t smem,
@@ -182,10 +173,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t Tn = L.ncols;
-    const StreamRows<WARP> sr;
-    const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem, Tn);
-    const size_t nchunks = Tn / V;
+    const StreamRows<WARP, V> sr(Tn, smem);
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
 
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
@@ -196,33 +184,33 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
 
         float m = -INFINITY;
         chunks_batched<2, Vec<S, V>>(
-            tid, G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
+            sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
             [&](size_t c, const Vec<S, V> &q) {
                 float v[V];
 #pragma unroll
                 for (int k = 0; k < V; ++k) v[k] = T::load(q.v[k]);
                 m = cs_chunk_max<V>(v, n - c * V, m);
-                if (cache) smem_store<V>(cache + c * V, v);
+                if (sr.cache) smem_store<V>(sr.cache + c * V, v);
             });
         m = group_max_nan<WARP>(m, red);
 
         float sum = 0.0f;
-        for (size_t c = tid; c < vchunks; c += G) {
+        for (size_t c = sr.tid; c < vchunks; c += sr.G) {
             float v[V];
-            if (cache)
-                smem_load<V>(cache + c * V, v);
+            if (sr.cache)
+                smem_load<V>(sr.cache + c * V, v);
             else
                 load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
             sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
-            if (cache) smem_store<V>(cache + c * V, v);
+            if (sr.cache) smem_store<V>(sr.cache + c * V, v);
         }
         const float inv = 1.0f / group_sum<WARP>(sum, red);
 
-        for (size_t c = tid; c < nchunks; c += G) {
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float v[V];
             if (c < vchunks) {
-                if (cache) {
-                    smem_load<V>(cache + c * V, v);
+                if (sr.cache) {
+                    smem_load<V>(sr.cache + c * V, v);
                 } else {
                     load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
@@ -245,7 +233,11 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
     const infiniopCudaRowPlan &p = info->cuda;
     bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
     dim3 grid(p.grid), block(p.threads);
-    if (vec && p.reg_items) return rg_dispatch<CsReg<T>::template K, 8>(p, info, stream, (S *)y, (const S *)x);
+    if (vec && p.reg_items)
+        return rg_dispatch<8>(p, [&](auto I, auto M) {
+            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, p, stream, (S *)y,
+                             (const S *)x, p.reg_lanes, *info);
+        });
     const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
     auto kernel = warp ? (vec ? causal_softmax_kernel<T, V, true> : causal_softmax_kernel<T, 1, true>)
                        : (vec ? causal_softmax_kernel<T, V, false> : causal_softmax_kernel<T, 1, false>);
@@ -256,7 +248,7 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("causal_softmax", device_id, info->rows.nrows, info->rows.ncols, V,
+        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                 INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
                                 &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;

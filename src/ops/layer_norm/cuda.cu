@@ -2,29 +2,73 @@
  * ops/layer_norm/cuda.cu - layer_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). The statistics are
- * those of the CPU: the variance as the mean of squared deviations (stable,
- * never E[x^2] - mean^2) with the corrected two-pass term that cancels the
- * mean's rounding error, var = (sum d^2 - (sum d)^2 / D) / D, d = x - mean,
- * clamped at 0 (NaN kept); then the outputs: z = (x - mean) / std
- * (correctly rounded, from one reciprocal a row: DivBy in cuda/common.cuh),
- * output = z * w + b, std = sqrt(var + eps).
- *  - The register path (the row held in registers) takes the statistics in
- *    one reduction, shifted by the mean of the row's first 8 elements, and
- *    falls back to the two passes (mean, then variance) for the rare rows
- *    where that shift is too far from the mean (see layer_norm_reg). For
- *    the half types it multiplies by 1/D and takes std and 1/std from the
- *    hardware approximations (a few float32 ulp, far under the output's
- *    rounding; as the unary operators do for half outputs).
+ * ones; cuda/device.cu chooses at descriptor creation). Both kernels take
+ * their statistics from one routine, ln_stats below: sums of the row's
+ * deviations from a shift K, and the standardized value formed from them
+ * without ever rounding the mean. Then std = sqrt(var + eps), output =
+ * z * w + b.
+ *  - The register path (the row held in registers) reads the row once and
+ *    takes K from its first 8 elements, falling back to K = the rounded
+ *    mean (a second round over the registers) for the rare rows where that
+ *    shift is too far off (see layer_norm_reg). For the half types it
+ *    multiplies by 1/D and takes std and 1/std from the hardware
+ *    approximations (a few float32 ulp, far under the output's rounding;
+ *    as the unary operators do for half outputs).
  *  - The streaming kernel (longer rows, strided weight or bias) makes three
- *    passes; x is kept in shared memory (float32) between them when the row
- *    fits, each thread its own elements; otherwise each pass reads it again.
+ *    passes: K = the rounded mean, the deviation sums, the outputs; x is
+ *    kept in shared memory (float32) between them when the row fits, each
+ *    thread its own elements; otherwise each pass reads it again.
  * Element j is read before it is written, by the same thread, so output or
  * input_standardization may be exactly input.
  */
 #include "cuda/common.cuh"
 #include "cuda/rows.cuh"
 #include "layer_norm.h"
+
+/* The row statistics of layer_norm (both kernels).
+ *
+ * With a shift K (any float32 near the row's values), a thread sums
+ * d = x - K and d^2 over its elements (ln_add), the group adds the threads'
+ * sums (S1, S2), and ln_stats forms
+ *     delta = S1 / D,   var = (S2 - S1 delta) / D   (clamped at 0, NaN kept),
+ * the corrected two-pass formula: mean = K + delta exactly in real
+ * arithmetic, but the mean itself is never rounded. The standardized value
+ * is z = ((x - K) - delta) / std (ln_center): x - K is exact (Sterbenz) for
+ * x within a factor 2 of K, so a row with a large common offset (mean 1e4
+ * times its std) loses nothing to the offset, where x - round(mean) would
+ * lose |mean| 2^-24 / std relative.
+ *
+ * Error bound (float32, u = 2^-24, k = the longest chain of additions into
+ * one sum: elements a thread adds plus log2 of the group's threads, plus
+ * 2): while delta^2 <= var (|K - mean| <= std), the relative error of var
+ * is at most about 2 (3k + 2) u, whatever the ratio |mean| / std; z and
+ * std then carry half of that plus 2 u. (S2's error is k u S2, S1 delta's
+ * at most 2 k u S2 by Cauchy-Schwarz, and S2 / D = var + delta^2 <= 2 var.)
+ * Beyond delta^2 <= var the bound grows by the factor 1 + delta^2 / var,
+ * which is why the register path then falls back to K = the rounded mean
+ * (|K - mean| is then k u |mean|, far under std unless |mean| / std
+ * exceeds about 1 / (k u)). Typical errors are a few u; the tests
+ * (tests/test_layer_norm.c) check against float64 references, including
+ * rows of mean 1e4 std 1. docs/ARCHITECTURE.md states the same bound. */
+__device__ __forceinline__ void ln_add(float x, float K, float (&s)[2]) {
+    const float d = x - K;
+    s[0] += d;
+    s[1] = fmaf(d, d, s[1]);
+}
+struct LnStats {
+    float K, delta, var;
+};
+/* FAST (half types): multiplies by invD = 1 / D rather than dividing (a
+ * few float32 ulp). */
+template <bool FAST> __device__ __forceinline__ LnStats ln_stats(float K, float S1, float S2, size_t D, float invD) {
+    LnStats st;
+    st.K = K;
+    st.delta = FAST ? S1 * invD : S1 / (float)D;
+    st.var = FAST ? (S2 - S1 * st.delta) * invD : (S2 - S1 * st.delta) / (float)D;
+    return st;
+}
+/* x - mean, as (x - K) - delta. */
+__device__ __forceinline__ float ln_center(const LnStats &st, float x) { return (x - st.K) - st.delta; }
 
 /* The register path (cuda/rows.cuh; unit-stride w and b): x is loaded once,
  * all its vectors in flight together, and the statistics and the outputs
@@ -51,7 +95,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
          * WB_EARLY (decode shapes, plan.reg_latency: latency is all): w and
          * b are loaded with x, in one round trip; otherwise they are read in
          * the last phase (cached: every row reads them), which saves the
-         * registers (layer_norm f32 65536x512: 104 vs 140 us; bench/NOTES.md). */
+         * registers that bound occupancy on long runs of rows (bench/NOTES.md). */
         VT qx[ITEMS], qw[WB_EARLY ? ITEMS : 1], qb[WB_EARLY ? ITEMS : 1];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -66,19 +110,14 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows))
             rg_prefetch(g, in + row_off(L, LN_IN, ra), D * sizeof(*in));
-        /* The statistics in one reduction (one barrier in the block form),
-         * shifted by K, the mean of the row's first 8 elements (every
-         * thread loads them; cached): S1 = sum (x - K), S2 = sum (x - K)^2,
-         *   delta = S1 / D,  mean = K + delta,  var = (S2 - S1 delta) / D,
-         * the corrected two-pass formula with K in place of the rounded
-         * mean. Its rounding error grows with delta^2 / var, so a row keeps
-         * it only when delta^2 <= var (|mean - K| <= std: S2 <= 2 D var, and
-         * the error at most ~5 times the two-pass bound, well inside the
-         * tests' tolerance); K from 8 independent values misses that with
-         * probability ~0.5%. Other rows (and non-finite ones) take the two
-         * passes: mean = sum x / D, then the corrected two-pass variance.
-         * Every thread of the group has the same sums, so the branch is
-         * uniform. */
+        /* The statistics (ln_stats) in one reduction (one barrier in the
+         * block form), shifted by K, the mean of the row's first 8 elements
+         * (every thread loads them; cached). A row keeps them when
+         * delta^2 <= var (|mean - K| <= std: ln_stats' error bound); K from
+         * 8 independent values misses that with probability ~0.5%. Other
+         * rows (and non-finite ones) take a second round over the
+         * registers with K = the rounded mean. Every thread of the group
+         * has the same sums, so the branch is uniform. */
         constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
         float K = 0.0f;
         if constexpr (FAST) { /* pairwise: a short dependent chain */
@@ -106,24 +145,18 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         }
         K *= nchunks >= (size_t)KV ? 1.0f / (float)(KV * V) : 1.0f / (float)V; /* (a power of two: exact) */
         /* half types: two accumulators each, half the dependent chain (F32
-         * keeps one: the registers of layer_norm f32 65536x512's 64) */
+         * keeps one, for registers) */
         float st[2] = {0.0f, 0.0f}, st2[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (g.tid + (size_t)k * g.G < nchunks) {
 #pragma unroll
-                for (int e = 0; e < V; ++e) {
-                    const float d = T::load(qx[k].v[e]) - K;
-                    float *a = FAST && (e & 1) ? st2 : st;
-                    a[0] += d;
-                    a[1] = fmaf(d, d, a[1]);
-                }
+                for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K, FAST && (e & 1) ? st2 : st);
             }
         st[0] += st2[0], st[1] += st2[1];
         rg_reduce_n<MODE, false, 2>(g, st, &sc, 0);
-        const float delta = FAST ? st[0] * invD : st[0] / (float)D;
-        float mean = K + delta, var = FAST ? (st[1] - st[0] * delta) * invD : (st[1] - st[0] * delta) / (float)D;
-        if (!(delta * delta <= var)) { /* the two passes (rare); NaN and inf too */
+        LnStats ls = ln_stats<FAST>(K, st[0], st[1], D, invD);
+        if (!(ls.delta * ls.delta <= ls.var)) { /* the second round (rare); NaN and inf too */
             float sum = 0.0f;
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k)
@@ -134,22 +167,19 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
             /* (slot 2: slots 0 and 1 may still be read; after this
              * reduction's barrier they are free again) */
-            mean = rg_reduce<MODE, false>(g, sum, &sc, 2) / (float)D;
+            const float K2 = rg_reduce<MODE, false>(g, sum, &sc, 2) / (float)D;
             float ds[2] = {0.0f, 0.0f};
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k)
                 if (g.tid + (size_t)k * g.G < nchunks) {
                     forget(qx[k]);
 #pragma unroll
-                    for (int e = 0; e < V; ++e) {
-                        const float d = T::load(qx[k].v[e]) - mean;
-                        ds[0] += d;
-                        ds[1] += d * d;
-                    }
+                    for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K2, ds);
                 }
             rg_reduce_n<MODE, false, 2>(g, ds, &sc, 0);
-            var = (ds[1] - ds[0] * ds[0] / (float)D) / (float)D;
+            ls = ln_stats<false>(K2, ds[0], ds[1], D, invD);
         }
+        float var = ls.var;
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         /* F32: std correctly rounded, z by DivBy; half types: the hardware
          * approximations (z = (x - mean) rs, a few float32 ulp) */
@@ -172,7 +202,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    const float d = T::load(qx[k].v[e]) - mean;
+                    const float d = ln_center(ls, T::load(qx[k].v[e]));
                     const float zo = FAST ? d * rs : div(d);
                     float oo = zo * T::load(wk.v[e]);
                     if (has_bias) oo += T::load(bk.v[e]);
@@ -187,17 +217,6 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     row_done<MODE>();
 }
 
-template <typename T, bool WB_EARLY> struct LnReg {
-    template <int ITEMS, int MODE> struct K {
-        static cudaError_t launch(const infiniopLayerNormInfo *info, cudaStream_t s, typename T::S *o,
-                                  typename T::S *z, typename T::S *sd, const typename T::S *x, const typename T::S *w,
-                                  const typename T::S *b) {
-            return rg_launch(layer_norm_reg<T, ITEMS, MODE, WB_EARLY>, info->cuda, s, o, z, sd, x, w, b,
-                             info->cuda.reg_lanes, *info);
-        }
-    };
-};
-
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     layer_norm_kernel(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
@@ -207,10 +226,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     __shared__ float red[33];
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols;
-    const StreamRows<WARP> sr;
-    const unsigned G = sr.G, tid = sr.tid;
-    float *cache = sr.cache(smem, D);
-    const size_t nchunks = D / V;
+    const StreamRows<WARP, V> sr(D, smem);
     /* Scalar path: element j of a row at j * column stride (any sign). */
     const ptrdiff_t xs = V == 1 ? L.col_stride[LN_IN] : 1, os = V == 1 ? L.col_stride[LN_OUT] : 1,
                     zs = V == 1 ? L.col_stride[LN_STDZ] : 1;
@@ -223,40 +239,38 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         S *z = stdz + row_off(L, LN_STDZ, r);
 
         float sum = 0.0f;
-        for (size_t c = tid; c < nchunks; c += G) {
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float v[V];
             load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
             for (int k = 0; k < V; ++k) sum += v[k];
-            if (cache) smem_store<V>(cache + c * V, v);
+            if (sr.cache) smem_store<V>(sr.cache + c * V, v);
         }
-        const float mean = group_sum<WARP>(sum, red) / (float)D;
+        const float K = group_sum<WARP>(sum, red) / (float)D; /* the shift: the rounded mean */
 
-        float sq = 0.0f, dev = 0.0f;
-        for (size_t c = tid; c < nchunks; c += G) {
+        float ds[2] = {0.0f, 0.0f};
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float v[V];
-            if (cache)
-                smem_load<V>(cache + c * V, v);
+            if (sr.cache)
+                smem_load<V>(sr.cache + c * V, v);
             else
                 load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                float d = v[k] - mean;
-                dev += d;
-                sq += d * d;
-            }
+            for (int k = 0; k < V; ++k) ln_add(v[k], K, ds);
         }
-        dev = group_sum<WARP>(dev, red);
-        float var = (group_sum<WARP>(sq, red) - dev * dev / (float)D) / (float)D;
+        ds[0] = group_sum<WARP>(ds[0], red);
+        ds[1] = group_sum<WARP>(ds[1], red);
+        const LnStats ls = ln_stats<false>(K, ds[0], ds[1], D, 0.0f);
+        float var = ls.var;
         if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
         const float sd = sqrtf(var + info.eps);
         const DivBy div(sd);
-        if (tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
+        if (sr.tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
 
-        for (size_t c = tid; c < nchunks; c += G) {
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
             float v[V], wv[V], bv[V], zo[V], oo[V];
-            if (cache)
-                smem_load<V>(cache + c * V, v);
+            if (sr.cache)
+                smem_load<V>(sr.cache + c * V, v);
             else
                 load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
             if (V > 1 && wb_vec) {
@@ -271,7 +285,7 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
             }
 #pragma unroll
             for (int k = 0; k < V; ++k) {
-                zo[k] = div(v[k] - mean);
+                zo[k] = div(ln_center(ls, v[k]));
                 oo[k] = zo[k] * wv[k];
                 if (has_bias) oo[k] += bv[k];
             }
@@ -293,8 +307,13 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (vec && wb_vec && p.reg_items) /* (strided weight or bias: the streaming kernel) */
-        return p.reg_latency ? rg_dispatch<LnReg<T, true>::template K>(p, info, stream, o, z, sd, x, ws, bs)
-                             : rg_dispatch<LnReg<T, false>::template K>(p, info, stream, o, z, sd, x, ws, bs);
+        return rg_dispatch(p, [&](auto I, auto M) {
+            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value;
+            return p.reg_latency ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true>, p, stream, o, z, sd, x, ws, bs,
+                                             p.reg_lanes, *info)
+                                 : rg_launch(layer_norm_reg<T, ITEMS, MODE, false>, p, stream, o, z, sd, x, ws, bs,
+                                             p.reg_lanes, *info);
+        });
     const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
     auto kernel = warp ? (vec ? layer_norm_kernel<T, V, true> : layer_norm_kernel<T, 1, true>)
                        : (vec ? layer_norm_kernel<T, V, false> : layer_norm_kernel<T, 1, false>);
@@ -306,7 +325,7 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
     size_t es = infiniop_dtype_size(info->dtype);
     int V = (int)(16 / es);
     infiniStatus_t st =
-        infiniop_cuda_plan_rows("layer_norm", device_id, info->rows.nrows, info->rows.ncols, V,
+        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
                                 INFINIOP_CUDA_REG_LONG, &info->cuda);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};

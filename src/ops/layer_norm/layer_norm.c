@@ -3,8 +3,7 @@
  * validate once into infiniopLayerNormInfo, then dispatch by device.
  */
 #include "layer_norm.h"
-
-#include <math.h>
+#include "core/create.h"
 
 #define OP "layer_norm"
 
@@ -32,14 +31,11 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
                                                               infiniopTensorDescriptor_t weight_desc,
                                                               infiniopTensorDescriptor_t bias_desc, float eps) {
     infiniStatus_t st;
-    if ((st = infiniop_check_handle(OP, handle))) return st;
-    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, OP ": desc_ptr is NULL");
     const char *names[6] = {"output", "input_standardization", "input_std_deviation", "input", "weight", "bias"};
     infiniopTensorDescriptor_t t[6] = {output_desc, input_standardization_desc, input_std_deviation_desc,
                                        input_desc, weight_desc, bias_desc};
     int nt = bias_desc ? 6 : 5;
-    for (int i = 0; i < nt; ++i)
-        if ((st = infiniop_check_tensor(OP, names[i], t[i]))) return st;
+    if ((st = infiniop_create_begin(OP, handle, desc_ptr, nt, names, t))) return st;
 
     infiniDtype_t dt = input_desc->dtype;
     if (!infiniop_is_half_or_float(dt))
@@ -60,12 +56,8 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
         return st;
     if (D == 0)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": input: the normalised dimension %zu has length 0", ndim - 1);
-    for (int i = 0; i < 3; ++i)
-        if (!infiniop_tensor_is_non_overlapping(t[i]))
-            return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: strides map several elements to one address",
-                                  names[i]);
-    if (!(eps >= 0.0f) || isinf(eps))
-        return infiniop_error(INFINI_STATUS_BAD_PARAM, OP ": eps %g must be finite and >= 0", (double)eps);
+    if ((st = infiniop_check_outputs_distinct(OP, 3, names, t)) || (st = infiniop_check_epsilon(OP, "eps", eps)))
+        return st;
 
     infiniopLayerNormInfo info;
     const ptrdiff_t *row_strides[4] = {output_desc->strides, input_standardization_desc->strides, input_desc->strides,
@@ -82,16 +74,14 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
     info.same_layout[0] = infiniop_tensor_same_layout(output_desc, input_desc);
     info.same_layout[1] = infiniop_tensor_same_layout(input_standardization_desc, input_desc);
     info.cuda = (infiniopCudaRowPlan){0};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_layer_norm_cuda_plan(&info, handle->device_id)))
-        return st;
-#endif
-
-    Descriptor *d = infiniop_descriptor_new(sizeof *d, INFINIOP_OP_LAYER_NORM, handle);
-    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, OP ": out of host memory");
-    d->info = info;
-    *desc_ptr = &d->base;
-    return INFINI_STATUS_SUCCESS;
+    if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_layer_norm_cuda_plan, &info))) return st;
+    const infiniopPlanSummary sum = {.shape_of = input_desc,
+                                     .cpu_items = info.rows.nrows,
+                                     .cpu_bytes = info.rows.nrows * D * infiniop_dtype_size(dt) * 3,
+                                     .row = &info.cuda,
+                                     .row_reg = info.cuda.vec && info.cuda.w_vec && (!info.has_bias || info.cuda.b_vec)};
+    return infiniop_create_finish(INFINIOP_OP_LAYER_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
+                                  &info, sizeof info, &sum, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetLayerNormWorkspaceSize(infiniopLayerNormDescriptor_t desc, size_t *size) {
@@ -129,9 +119,7 @@ __C __export infiniStatus_t infiniopLayerNorm(infiniopLayerNormDescriptor_t desc
         return infiniop_layer_norm_cuda(info, desc->device_id, output, input_standardization, input_std_deviation,
                                         input, weight, bias, stream);
 #endif
-    default:
-        (void)stream;
-        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, OP ": device kind %d", (int)desc->device);
+    default: return infiniop_no_backend(OP, desc, stream);
     }
 }
 

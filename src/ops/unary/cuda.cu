@@ -23,8 +23,10 @@
 #include "cuda/common.cuh"
 #include "unary.h"
 
+#ifdef INFINIOP_CUDA_EXPERIMENTS
 #include <stdio.h>
 #include <stdlib.h>
+#endif
 
 /* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
  * expf, one select and one division here: no divergence within a warp,
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) q[u] = load_once<Vec<S, V>>(in + i * V); /* evict-first: 2% on half types */
+            if (i < nvec) q[u] = load_once<Vec<S, V>>(in + i * V); /* evict-first: input read once */
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
@@ -174,8 +176,8 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * 256 threads, 16 elements each per phase, all loads in flight together.
  * The other dimensions go to blockIdx.z (a grid-stride loop). */
 #define TILE 64
-/* Number of (p, q) planes: the product of the other extents (multiplies:
- * a 64-bit division in every thread cost 18% on silu x.t(), run 15). */
+/* Number of (p, q) planes: the product of the other extents (multiplies
+ * only: a 64-bit division in every thread is costly enough to show). */
 __device__ __forceinline__ size_t tile_planes(const infiniopEltLayout &L, int p, int q) {
     size_t nb = 1;
     for (int d = 0; d < L.ndim; ++d)
@@ -354,18 +356,20 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         }
         info->cuda.tile_vec = ok;
     }
-    /* The contiguous path: blocks of `threads` threads, `unroll` vectors a
-     * thread. 128 x 2 measured best on an H200 (bench/NOTES.md, run 13:
-     * silu bf16 16384^2 266 us against 308 for 256 x 4, 282 for 512 x 2,
-     * 495 for 256 x 8; the 2-vector kernel needs ~40 registers, so more
-     * blocks fit a multiprocessor). INFINIOP_CUDA_UNARY="threads,unroll"
-     * overrides (benchmark variants: 128/256/512 and 2/4/8). */
+    /* The contiguous path: blocks of 128 threads, 2 vectors a thread. The
+     * 2-vector kernel needs few registers, so more blocks fit a
+     * multiprocessor and more loads are in flight than with wider
+     * unrolling or larger blocks (bench/NOTES.md). A build with
+     * -DINFINIOP_CUDA_EXPERIMENTS=ON reads INFINIOP_CUDA_UNARY="threads,unroll"
+     * (128/256/512 and 2/4/8) to benchmark the others. */
     unsigned threads = 128, unroll = 2;
+#ifdef INFINIOP_CUDA_EXPERIMENTS
     if (const char *e = getenv("INFINIOP_CUDA_UNARY")) {
         unsigned t = 0, u = 0;
         if (sscanf(e, "%u,%u", &t, &u) == 2 && (t == 128 || t == 256 || t == 512) && (u == 2 || u == 4 || u == 8))
             threads = t, unroll = u;
     }
+#endif
     info->cuda.unroll = unroll;
     size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * unroll : 1;
     if (!L.contiguous) threads = THREADS;

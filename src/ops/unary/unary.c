@@ -1,5 +1,6 @@
 /* ops/unary/unary.c - validation and dispatch of silu and sigmoid. */
 #include "unary.h"
+#include "core/create.h"
 
 /* Tensor names in messages, as the public headers call them. */
 static const char *const out_names[] = {[INFINIOP_UNARY_SILU] = "output", [INFINIOP_UNARY_SIGMOID] = "y"};
@@ -10,10 +11,9 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
                                      infiniopTensorDescriptor_t out, infiniopTensorDescriptor_t in) {
     infiniStatus_t st;
     const char *oname = out_names[kind], *iname = in_names[kind];
-    if ((st = infiniop_check_handle(name, handle))) return st;
-    if (!desc_ptr) return infiniop_error(INFINI_STATUS_NULL_POINTER, "%s: desc_ptr is NULL", name);
-    if ((st = infiniop_check_tensor(name, oname, out))) return st;
-    if ((st = infiniop_check_tensor(name, iname, in))) return st;
+    const char *names[2] = {oname, iname};
+    const infiniopTensorDescriptor_t t[2] = {out, in};
+    if ((st = infiniop_create_begin(name, handle, desc_ptr, 2, names, t))) return st;
     infiniDtype_t dt = out->dtype;
     if (!infiniop_is_half_or_float(dt) && dt != INFINI_DTYPE_F64)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: %s: dtype %s is not F16, BF16, F32 or F64",
@@ -21,9 +21,7 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     if (in->dtype != dt)
         return infiniop_error(INFINI_STATUS_BAD_TENSOR_DTYPE, "%s: %s: dtype %s differs from %s's %s", name, iname,
                               infiniop_dtype_name(in->dtype), oname, infiniop_dtype_name(dt));
-    if (!infiniop_tensor_is_non_overlapping(out))
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES,
-                              "%s: %s: strides map several elements to one address", name, oname);
+    if ((st = infiniop_check_outputs_distinct(name, 1, names, t))) return st;
     infiniopUnaryInfo info;
     if ((st = infiniop_elt_layout_init(&info.layout, name, oname, out, iname, in))) return st;
     info.kind = kind;
@@ -32,16 +30,14 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     info.in_span = infiniop_tensor_span(in);
     info.same_layout = infiniop_tensor_same_layout(out, in);
     info.cuda = (infiniopCudaEltPlan){0};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA && (st = infiniop_unary_cuda_plan(&info, handle->device_id)))
-        return st;
-#endif
-
-    infiniopUnaryDescriptor *d = infiniop_descriptor_new(sizeof *d, op, handle);
-    if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", name);
-    d->info = info;
-    *desc_ptr = &d->base;
-    return INFINI_STATUS_SUCCESS;
+    if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_unary_cuda_plan, &info))) return st;
+    const infiniopPlanSummary sum = {.shape_of = out,
+                                     .cpu_items = info.layout.n,
+                                     .cpu_bytes = 2 * info.layout.n * infiniop_dtype_size(dt),
+                                     .elt = &info.cuda,
+                                     .elt_contiguous = info.layout.contiguous};
+    return infiniop_create_finish(op, handle, sizeof(infiniopUnaryDescriptor), offsetof(infiniopUnaryDescriptor, info),
+                                  &info, sizeof info, &sum, desc_ptr);
 }
 
 infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct InfiniopDescriptor *desc,
@@ -60,9 +56,6 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
 #ifdef INFINIOP_WITH_CUDA
     case INFINI_DEVICE_NVIDIA: return infiniop_unary_cuda(info, desc->device_id, out, in, stream);
 #endif
-    default:
-        (void)stream;
-        return infiniop_error(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: device kind %d", name,
-                              (int)desc->device);
+    default: return infiniop_no_backend(name, desc, stream);
     }
 }

@@ -1,7 +1,8 @@
 /*
  * ops/unary/unary.h - the elementwise activations (silu, sigmoid) share one
  * descriptor, one validation and one kernel per backend; ops/silu/silu.c
- * and ops/sigmoid/sigmoid.c are their public entry points.
+ * and ops/sigmoid/sigmoid.c are their public entry points, each a call of
+ * infiniop_unary_create / infiniop_unary_run.
  */
 #ifndef INFINIOP_OPS_UNARY_H
 #define INFINIOP_OPS_UNARY_H
@@ -46,29 +47,6 @@ infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int device_id);
 infiniStatus_t infiniop_unary_cuda(const infiniopUnaryInfo *info, int device_id, void *out, const void *in,
                                    void *stream);
 #endif
-
-/* The four public functions of one activation, e.g.
- * INFINIOP_UNARY_PUBLIC_API(Silu, "silu", INFINIOP_OP_SILU, INFINIOP_UNARY_SILU)
- * defines infiniopCreateSiluDescriptor, infiniopGetSiluWorkspaceSize,
- * infiniopSilu and infiniopDestroySiluDescriptor. */
-#define INFINIOP_UNARY_PUBLIC_API(Name, name, OP, KIND)                                                                \
-    __C __export infiniStatus_t infiniopCreate##Name##Descriptor(infiniopHandle_t handle,                              \
-                                                                 infiniop##Name##Descriptor_t *desc_ptr,               \
-                                                                 infiniopTensorDescriptor_t out_desc,                  \
-                                                                 infiniopTensorDescriptor_t in_desc) {                 \
-        return infiniop_unary_create(OP, name, KIND, handle, desc_ptr, out_desc, in_desc);                             \
-    }                                                                                                                  \
-    __C __export infiniStatus_t infiniopGet##Name##WorkspaceSize(infiniop##Name##Descriptor_t desc, size_t *size) {    \
-        return infiniop_workspace_size(name, desc, OP, size);                                                          \
-    }                                                                                                                  \
-    __C __export infiniStatus_t infiniop##Name(infiniop##Name##Descriptor_t desc, void *workspace,                     \
-                                               size_t workspace_size, void *out, const void *in, void *stream) {       \
-        (void)workspace;                                                                                               \
-        return infiniop_unary_run(OP, name, desc, workspace_size, out, in, stream);                                    \
-    }                                                                                                                  \
-    __C __export infiniStatus_t infiniopDestroy##Name##Descriptor(infiniop##Name##Descriptor_t desc) {                 \
-        return infiniop_descriptor_destroy(name, desc, OP);                                                            \
-    }
 
 #ifdef __cplusplus
 }
