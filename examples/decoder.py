@@ -116,6 +116,8 @@ def forward(ops, W, x, residual, caches, eps=1e-6):
         if cache is not None:
             k = torch.cat([cache[0], k], dim=1)
             v = torch.cat([cache[1], v], dim=1)
+        else:  # contiguous like the caches torch.cat makes (one compiled graph for every decode step)
+            k, v = k.contiguous(), v.contiguous()
         new_caches.append((k, v))
         scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(hd))  # (H, S, T), T >= S
         p = ops.causal_softmax(scores)
