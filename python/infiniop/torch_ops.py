@@ -188,6 +188,14 @@ del _op, _b, _s
 
 # ------------------------------------------------------- Python-level API
 
+# The OpOverloads themselves (a call through torch.ops.infiniop.<name> looks
+# the overload up each time).
+_OP = {
+    name: getattr(torch.ops.infiniop, name).default
+    for name in ("add_rms_norm", "add_rms_norm_out", "layer_norm", "layer_norm_out")
+    + tuple(f"{u}{sfx}" for u in ("causal_softmax", "silu", "sigmoid") for sfx in ("", "_", "_out"))
+}
+
 
 def _requires_grad_error(opname, tensors):
     # The in-place and out= forms mutate their arguments, which autograd
@@ -215,42 +223,42 @@ def _split(out, n, opname) -> List[Optional[Tensor]]:
 def add_rms_norm(a: Tensor, b: Tensor, weight: Tensor, eps: float = 1e-6, *, out=None):
     """torch.ops.infiniop.add_rms_norm (out= given: add_rms_norm_out)."""
     if out is None:
-        return torch.ops.infiniop.add_rms_norm(a, b, weight, float(eps))
+        return _OP["add_rms_norm"](a, b, weight, float(eps))
     y, r = _split(out, 2, "add_rms_norm")
     y = _empty(a) if y is None else y
     r = _empty(a) if r is None else r
     _requires_grad_error("add_rms_norm", (a, b, weight, y, r))
-    torch.ops.infiniop.add_rms_norm_out(a, b, weight, float(eps), y, r)
+    _OP["add_rms_norm_out"](a, b, weight, float(eps), y, r)
     return y, r
 
 
 def layer_norm(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, eps: float = 1e-5, *, out=None):
     """torch.ops.infiniop.layer_norm (out= given: layer_norm_out)."""
     if out is None:
-        return torch.ops.infiniop.layer_norm(x, weight, bias, float(eps))
+        return _OP["layer_norm"](x, weight, bias, float(eps))
     o, xh, sd = _split(out, 3, "layer_norm")
     o = _empty(x) if o is None else o
     xh = _empty(x) if xh is None else xh
     sd = _empty(x, x.shape[:-1]) if sd is None else sd
     _requires_grad_error("layer_norm", (x, weight, bias, o, xh, sd))
-    torch.ops.infiniop.layer_norm_out(x, weight, bias, float(eps), o, xh, sd)
+    _OP["layer_norm_out"](x, weight, bias, float(eps), o, xh, sd)
     return o, xh, sd
 
 
 def _unary(name, x, out):
     if out is None:
-        return getattr(torch.ops.infiniop, name)(x)
+        return _OP[name](x)
     _requires_grad_error(name, (x, out))
     if out is x:
-        getattr(torch.ops.infiniop, name + "_")(x)
+        _OP[name + "_"](x)
     else:
-        getattr(torch.ops.infiniop, name + "_out")(x, out)
+        _OP[name + "_out"](x, out)
     return out
 
 
 def _unary_inplace(name, x):
     _requires_grad_error(name + "_", (x,))
-    getattr(torch.ops.infiniop, name + "_")(x)
+    _OP[name + "_"](x)
     return x
 
 
