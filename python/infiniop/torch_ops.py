@@ -23,8 +23,10 @@ cached per (shape, strides, dtype, device, eps): after the first call of a
 layout a call creates none (``infiniop.cache_info()``).
 
 Autograd: the operators have no backward. Calling one with an input that
-requires grad while grad mode is on raises RuntimeError at once (instead of
-returning a silently detached result); use ``torch.no_grad()`` /
+requires grad while grad mode is on raises RuntimeError (instead of returning
+a silently detached result): the functional operators and the Python
+functions below before running, the mutating operators called directly
+through torch.ops after their kernel ran. Use ``torch.no_grad()`` /
 ``torch.inference_mode()``, or ``.detach()`` the inputs.
 
 Importing this module (``import infiniop`` does when torch is already
@@ -184,6 +186,16 @@ _sigmoid, _sigmoid_, _sigmoid_out = _unary_ops("sigmoid", _ops._c_sigmoid)
 for _op in (_add_rms_norm, _layer_norm, _causal_softmax, _silu, _sigmoid):
     _b, _s = _no_grad_error(_op._name.split("::")[-1])
     _op.register_autograd(_b, setup_context=_s)
+# The mutating forms (in-place, out=) cannot take an autograd formula; without
+# one a call with an input that requires grad would leave the gradient
+# silently wrong. torch.library calls a custom op's setup_context hook when
+# grad mode is on and an input requires grad: set it (a private attribute of
+# CustomOpDef, so only where it exists) to refuse. The Python functions below
+# refuse before the call; a direct torch.ops call raises after the kernel ran.
+for _op in (_add_rms_norm_out, _layer_norm_out, _causal_softmax_, _causal_softmax_out, _silu_, _silu_out, _sigmoid_,
+            _sigmoid_out):
+    if hasattr(_op, "_setup_context_fn"):
+        _op._setup_context_fn = _no_grad_error(_op._name.split("::")[-1])[1]
 del _op, _b, _s
 
 # ------------------------------------------------------- Python-level API

@@ -329,6 +329,19 @@ def test_requires_grad_is_refused():
         with pytest.raises(RuntimeError, match="no backward"):
             call()
         w.requires_grad_(False)
+    # the mutating operators called directly: refused as well
+    y = x * 1  # a non-leaf that requires grad
+    for call in (
+        lambda: ops.silu_(y),
+        lambda: ops.sigmoid_out(x, torch.empty(3, 8)),
+        lambda: ops.causal_softmax_(y),
+        lambda: ops.add_rms_norm_out(x, x, w, 1e-6, torch.empty(3, 8), torch.empty(3, 8)),
+        lambda: ops.layer_norm_out(x, w, None, 1e-5, torch.empty(3, 8), torch.empty(3, 8), torch.empty(3)),
+    ):
+        with pytest.raises(RuntimeError, match="no backward"):
+            call()
+    with torch.no_grad():
+        ops.silu_(y)  # grad mode off: fine
     # no grad mode / detached inputs are fine
     with torch.no_grad():
         torch.testing.assert_close(ops.silu(x), torch.nn.functional.silu(x))
