@@ -16,6 +16,10 @@ eager and under torch.compile (fullgraph=True: the infiniop operators are
 torch.library operators, no graph break). On the CPU, and on the GPU where
 there is one (and the library has its CUDA backend).
 
+CPU timings of so small a model are mostly per-call overhead, and on a busy
+machine OpenMP's spinning idle threads distort them (compiled code most):
+OMP_WAIT_POLICY=passive steadies them.
+
 Usage: python examples/decoder.py [--quick] [--device cpu|cuda|all]
        [--layers N] [--dim D] [--tokens N] [--no-compile]
 """
