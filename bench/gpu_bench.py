@@ -614,6 +614,10 @@ def main(argv=None):
     if infiniop is not None:
         try:
             lib_path = infiniop.library_path()
+            try:  # the library's version and the instruction set of its CPU kernels
+                lib_path += f" (infiniop {infiniop.library_version()}, CPU kernels: {infiniop.cpu_isa()})"
+            except Exception:
+                pass
         except Exception as e:
             lib_error = f"cannot load the library: {str(e).splitlines()[0]} (set INFINIOP_LIBRARY_PATH=build-gpu)"
         if lib_error is None and device.type == "cuda":
@@ -943,14 +947,19 @@ def main(argv=None):
             f.write("\n".join(log.lines) + "\n")
         # In a separate process: matplotlib beside torch's extensions failed
         # once with a pybind11 error (H200, torch 2.11).
+        written = ["bench.txt", "bench.json"]
         try:
             cp = subprocess.run([sys.executable, os.path.abspath(__file__), "--chart", os.path.join(out_dir, "bench.json")],
                                 capture_output=True, text=True, timeout=120)
             if cp.returncode != 0:
-                log(f"(chart failed: {(cp.stderr.strip().splitlines() or ['?'])[-1]})")
+                log(f"(chart failed: {(cp.stderr.strip().splitlines() or ['?'])[-1]}; no bench.png)")
+            elif os.path.isfile(os.path.join(out_dir, "bench.png")):
+                written.append("bench.png")
+            else:
+                log("(chart failed: no bench.png was written)")
         except Exception as e:
-            log(f"(chart failed: {e})")
-        log(f"wrote {', '.join(os.path.join(out_dir, n) for n in ('bench.txt', 'bench.json', 'bench.png'))}")
+            log(f"(chart failed: {e}; no bench.png)")
+        log(f"wrote {', '.join(os.path.join(out_dir, n) for n in written)}")
     return 1 if n_failed else 0
 
 

@@ -26,4 +26,18 @@
 #include "infiniop/ops/sigmoid.h"
 #include "infiniop/ops/silu.h"
 
+/* Run-time queries (extensions of the InfiniOP ABI). The compile-time
+ * version is in "infiniop/version.h" (INFINIOP_VERSION, INFINIOP_VERSION_MAJOR
+ * ...), installed beside this header.
+ *
+ * infiniopGetVersion: the loaded library's version, e.g. "0.1.0".
+ * infiniopGetCpuIsa: the instruction set the CPU kernels run with, chosen
+ *   once from CPUID: "avx512bf16", "avx512", "avx2" or "generic" (the
+ *   compiler's baseline; also every build for a CPU other than x86-64). The
+ *   environment variable INFINIOP_CPU_ISA=generic|avx2|avx512|avx512bf16,
+ *   read at the first call, caps it.
+ * Both return constant strings, never NULL. */
+__C __export const char *infiniopGetVersion(void);
+__C __export const char *infiniopGetCpuIsa(void);
+
 #endif /* __INFINIOP_API_H__ */

@@ -3,7 +3,9 @@
 #   1. system packages the build needs (scripts/install-deps.sh; root only)
 #   2. configure and build (CUDA backend too when nvcc is present) in build/
 #   3. the C test suite (CTest; GPU tests report "skipped: no GPU" without one)
-#   4. the Python package's tests (pytest, in a virtual environment build/venv)
+#   4. the Python package's tests (pytest, in a virtual environment build/venv
+#      with PyTorch; with INFINIOP_QUICK unset also a fresh-venv `pip install`
+#      that builds the package), then the example decoder (examples/)
 #   5. hardening: sanitizer builds, fuzzing, thread and memory checks
 #      (scripts/hardening.sh; skipped with INFINIOP_QUICK=1)
 # Usage: scripts/test.sh            (from anywhere; exits non-zero on failure)
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 
 echo "== dependencies"
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh test
 
 echo "== build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
@@ -23,12 +25,30 @@ echo "== C tests"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
 echo "== Python tests"
+# build/venv: kept between runs in this checkout. PyTorch (the torch.library
+# operators, torch.compile, the example) comes from PyPI; its Linux wheel
+# brings the CUDA libraries with it (~3 GB download, ~5 GB installed, about
+# 2 minutes on a fresh machine; nothing to do when build/venv has it).
+# INFINIOP_NO_TORCH=1 skips it (the torch tests then report skipped).
 if [ ! -x build/venv/bin/python ]; then
   python3 -m venv build/venv
 fi
-build/venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
-build/venv/bin/python -m pip install -q --disable-pip-version-check --no-deps ./python
+PIP=(build/venv/bin/python -m pip install -q --disable-pip-version-check)
+"${PIP[@]}" -r python/requirements-test.txt
+if [ "${INFINIOP_NO_TORCH:-0}" != 1 ] && ! build/venv/bin/python -c "import torch" 2>/dev/null; then
+  echo "installing torch into build/venv (PyPI wheel with its CUDA libraries: ~3 GB download, ~2 min)"
+  t0=$(date +%s)
+  "${PIP[@]}" torch
+  echo "torch $(build/venv/bin/python -c 'import torch; print(torch.__version__)') installed in $(( $(date +%s) - t0 )) s"
+fi
+# The package's Python files only (wheel.cmake=false): the tests use the
+# libraries of build/ (INFINIOP_LIBRARY_PATH). The full `pip install` that
+# builds them is python/tests/test_install.py (INFINIOP_TEST_INSTALL=1).
+"${PIP[@]}" --no-deps -C wheel.cmake=false ./python
+if [ "${INFINIOP_QUICK:-0}" != 1 ]; then export INFINIOP_TEST_INSTALL=${INFINIOP_TEST_INSTALL:-1}; fi
 INFINIOP_LIBRARY_PATH="$PWD/build" build/venv/bin/python -m pytest -q python/tests
+echo "== example (examples/decoder.py: PyTorch vs infiniop operators)"
+INFINIOP_LIBRARY_PATH="$PWD/build" build/venv/bin/python examples/decoder.py --quick
 
 if [ "${INFINIOP_QUICK:-0}" != 1 ] && [ -f scripts/hardening.sh ]; then
   echo "== hardening"

@@ -7,7 +7,10 @@ found on first use; see :func:`load_library` for where they are looked for.
 """
 
 from ._errors import Device, DType, InfiniopError, Status
+import sys as _sys
+
 from ._lib import ENV_VAR, LibraryNotFoundError, library_path, load_library
+from ._lib import cpu_isa as _lib_cpu_isa, library_version as _lib_version
 from . import _ops
 from ._ops import (
     add_rms_norm,
@@ -23,7 +26,26 @@ from ._ops import (
     silu_,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the C library's infiniopGetVersion(): library_version()
+
+
+def library_version() -> str:
+    """Version of the loaded C library (``infiniopGetVersion()``), e.g. "0.1.0"."""
+    return _lib_version()
+
+
+def cpu_isa() -> str:
+    """Instruction set the library's CPU kernels run with (``infiniopGetCpuIsa()``):
+    "avx512bf16", "avx512", "avx2" or "generic". The environment variable
+    INFINIOP_CPU_ISA (generic|avx2|avx512|avx512bf16), read when the library
+    first chooses, caps it."""
+    return _lib_cpu_isa()
+
+
+# PyTorch already imported: register torch.ops.infiniop.* now (otherwise the
+# first call with a torch tensor does, or `import infiniop.torch_ops`).
+if "torch" in _sys.modules:
+    from . import torch_ops  # noqa: F401
 
 # the operators and cache helpers (_ops.__all__), then the rest of the API
 __all__ = _ops.__all__ + [
@@ -35,4 +57,6 @@ __all__ = _ops.__all__ + [
     "load_library",
     "library_path",
     "ENV_VAR",
+    "library_version",
+    "cpu_isa",
 ]

@@ -187,6 +187,22 @@ def library_path() -> str:
     return get_lib().origin
 
 
+def _query(name: str) -> str:
+    lib = get_lib()
+    f = getattr(lib.op, name, None)
+    if f is None:
+        raise NotImplementedError(f"infiniop: the loaded library ({lib.origin}) has no {name}; rebuild it")
+    return f().decode()
+
+
+def library_version() -> str:
+    return _query("infiniopGetVersion")
+
+
+def cpu_isa() -> str:
+    return _query("infiniopGetCpuIsa")
+
+
 _reset_hooks: list = []
 
 
@@ -217,6 +233,8 @@ def _declare(rt: ctypes.CDLL, op: ctypes.CDLL) -> None:
     sig(rt, "infinirtDeviceSynchronize", st)
 
     # core
+    sig(op, "infiniopGetVersion", c_char_p)
+    sig(op, "infiniopGetCpuIsa", c_char_p)
     sig(op, "infiniopGetLastErrorMessage", c_char_p)
     sig(op, "infiniopGetStatusString", c_char_p, c_int)
     sig(op, "infiniopCreateHandle", st, P(vp))

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _lib as _libmod
 from ._errors import Device, raise_for_status
-from ._tensor import Arg, as_arg, empty_like_arg
+from ._tensor import Arg, as_arg, empty_like_arg, is_torch_tensor
 
 __all__ = [
     "add_rms_norm",
@@ -306,7 +306,7 @@ def _user(arg: Arg):
     return arg.writeback if arg.writeback is not None else arg.obj
 
 
-def add_rms_norm(a, b, weight, eps: float = 1e-6, *, out=None, stream=None):
+def _c_add_rms_norm(a, b, weight, eps: float = 1e-6, *, out=None, stream=None):
     """Fused residual add and RMS norm over the last dimension.
 
     ``r = a + b`` (in float32); returns ``(y, residual_out)`` with
@@ -327,7 +327,7 @@ def add_rms_norm(a, b, weight, eps: float = 1e-6, *, out=None, stream=None):
     return _user(Y), _user(R)
 
 
-def layer_norm(x, weight, bias=None, eps: float = 1e-5, *, out=None, stream=None):
+def _c_layer_norm(x, weight, bias=None, eps: float = 1e-5, *, out=None, stream=None):
     """Layer normalisation over the last dimension, with its statistics.
 
     Returns ``(output, input_standardization, input_std_deviation)``:
@@ -363,7 +363,7 @@ def _unary(cname, pyname, x, out, stream, xname="x", yname="y"):
     return _user(Y)
 
 
-def causal_softmax(x, *, out=None, stream=None):
+def _c_causal_softmax(x, *, out=None, stream=None):
     """Softmax over the last dimension under a causal mask.
 
     x: ``[..., S, T]`` with ``T >= S``; row i of each S x T slice sees
@@ -373,12 +373,12 @@ def causal_softmax(x, *, out=None, stream=None):
     return _unary("CausalSoftmax", "causal_softmax", x, out, stream)
 
 
-def causal_softmax_(x, *, stream=None):
+def _c_causal_softmax_(x, *, stream=None):
     """In-place :func:`causal_softmax`; returns x."""
     return _unary("CausalSoftmax", "causal_softmax", x, x, stream)
 
 
-def silu(x, *, out=None, stream=None):
+def _c_silu(x, *, out=None, stream=None):
     """``x * sigmoid(x)`` elementwise (float16, bfloat16, float32, float64).
 
     With ``out=``, x may have a shape broadcastable to out's. ``out=x`` works
@@ -387,12 +387,12 @@ def silu(x, *, out=None, stream=None):
     return _unary("Silu", "silu", x, out, stream, "input", "output")
 
 
-def silu_(x, *, stream=None):
+def _c_silu_(x, *, stream=None):
     """In-place :func:`silu`; returns x."""
     return _unary("Silu", "silu", x, x, stream, "input", "output")
 
 
-def sigmoid(x, *, out=None, stream=None):
+def _c_sigmoid(x, *, out=None, stream=None):
     """``1 / (1 + exp(-x))`` elementwise, without overflow for any input.
 
     float16, bfloat16, float32, float64. With ``out=``, x may have a shape
@@ -401,6 +401,100 @@ def sigmoid(x, *, out=None, stream=None):
     return _unary("Sigmoid", "sigmoid", x, out, stream)
 
 
-def sigmoid_(x, *, stream=None):
+def _c_sigmoid_(x, *, stream=None):
     """In-place :func:`sigmoid`; returns x."""
     return _unary("Sigmoid", "sigmoid", x, x, stream)
+
+
+# ------------------------------------------------------------ PyTorch route
+# PyTorch tensors (without stream=) go through the torch.library operators
+# of infiniop.torch_ops (torch.ops.infiniop.*), which torch.compile, export
+# and CUDA graphs see as single operators; everything else calls the library
+# directly (_c_* above), as those operators themselves do.
+
+_torch_ops = None  # infiniop.torch_ops once imported
+
+
+def _torch_route(*objs):
+    """infiniop.torch_ops when every non-None obj is a torch.Tensor."""
+    tops = _torch_ops
+    if tops is None:
+        if "torch" not in sys.modules or not is_torch_tensor(objs[0]):
+            return None
+        from . import torch_ops as tops
+    T = tops.torch.Tensor
+    for o in objs:
+        if o is not None and not isinstance(o, T):
+            return None
+    return tops
+
+
+def _outs(out, n):
+    if out is None:
+        return ()
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+def add_rms_norm(a, b, weight, eps: float = 1e-6, *, out=None, stream=None):
+    tops = _torch_route(a, b, weight, *_outs(out, 2)) if stream is None else None
+    if tops is not None:
+        return tops.add_rms_norm(a, b, weight, eps, out=out)
+    return _c_add_rms_norm(a, b, weight, eps, out=out, stream=stream)
+
+
+def layer_norm(x, weight, bias=None, eps: float = 1e-5, *, out=None, stream=None):
+    tops = _torch_route(x, weight, bias, *_outs(out, 3)) if stream is None else None
+    if tops is not None:
+        return tops.layer_norm(x, weight, bias, eps, out=out)
+    return _c_layer_norm(x, weight, bias, eps, out=out, stream=stream)
+
+
+def causal_softmax(x, *, out=None, stream=None):
+    tops = _torch_route(x, out) if stream is None else None
+    if tops is not None:
+        return tops.causal_softmax(x, out=out)
+    return _c_causal_softmax(x, out=out, stream=stream)
+
+
+def causal_softmax_(x, *, stream=None):
+    tops = _torch_route(x) if stream is None else None
+    if tops is not None:
+        return tops.causal_softmax_(x)
+    return _c_causal_softmax_(x, stream=stream)
+
+
+def silu(x, *, out=None, stream=None):
+    tops = _torch_route(x, out) if stream is None else None
+    if tops is not None:
+        return tops.silu(x, out=out)
+    return _c_silu(x, out=out, stream=stream)
+
+
+def silu_(x, *, stream=None):
+    tops = _torch_route(x) if stream is None else None
+    if tops is not None:
+        return tops.silu_(x)
+    return _c_silu_(x, stream=stream)
+
+
+def sigmoid(x, *, out=None, stream=None):
+    tops = _torch_route(x, out) if stream is None else None
+    if tops is not None:
+        return tops.sigmoid(x, out=out)
+    return _c_sigmoid(x, out=out, stream=stream)
+
+
+def sigmoid_(x, *, stream=None):
+    tops = _torch_route(x) if stream is None else None
+    if tops is not None:
+        return tops.sigmoid_(x)
+    return _c_sigmoid_(x, stream=stream)
+
+
+for _pub, _c in ((add_rms_norm, _c_add_rms_norm), (layer_norm, _c_layer_norm), (causal_softmax, _c_causal_softmax),
+                 (causal_softmax_, _c_causal_softmax_), (silu, _c_silu), (silu_, _c_silu_), (sigmoid, _c_sigmoid),
+                 (sigmoid_, _c_sigmoid_)):
+    _pub.__doc__ = _c.__doc__
+del _pub, _c

@@ -74,3 +74,33 @@ def test_source_checkout_build_dir():
     p = _run(code, {})
     assert p.returncode == 0, p.stderr
     assert Path(p.stdout.strip()).parent == Path(PKG_PARENT).parent / "build"
+
+
+# ---------------------------------------------------------------- queries
+
+ISAS = ["generic", "avx2", "avx512", "avx512bf16"]
+
+
+def test_versions_agree():
+    assert infiniop.library_version() == infiniop.__version__
+    cm = (Path(__file__).resolve().parents[2] / "CMakeLists.txt")
+    if cm.exists():
+        assert f"VERSION {infiniop.__version__} " in cm.read_text()
+
+
+def test_cpu_isa_and_its_cap():
+    best = infiniop.cpu_isa()
+    assert best in ISAS
+    code = "import infiniop; print(infiniop.cpu_isa())"
+    lib = str(_lib_dir())
+    for cap in ISAS:
+        p = _run(code, {"INFINIOP_LIBRARY_PATH": lib, "INFINIOP_CPU_ISA": cap})
+        assert p.returncode == 0, p.stderr
+        got = p.stdout.strip()
+        # capped at `cap`, never above what this CPU has
+        assert got == ISAS[min(ISAS.index(cap), ISAS.index(best))], (cap, got, best)
+
+
+def test_queries_need_the_library(tmp_path):
+    p = _run("import infiniop; infiniop.cpu_isa()", {"INFINIOP_LIBRARY_PATH": str(tmp_path)})
+    assert p.returncode != 0 and "LibraryNotFoundError" in p.stderr
