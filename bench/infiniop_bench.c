@@ -10,7 +10,7 @@
  *                  [--sweep] [--json FILE]
  *
  * --sweep (CPU): every case at two working sets, the listed shape and one
- * of at least 4x the last-level cache (read from sysconf / sysfs; the
+ * of at least 4x the last-level cache (read from sysfs / sysconf; the
  * first dimension scaled up), each at 1..N OpenMP threads, with the copy
  * ceiling measured at the same bytes and thread count (a memcpy of
  * min_bytes / 2 each way). --json writes every measured row as a JSON
@@ -207,16 +207,13 @@ static double copy_bandwidth_bytes(size_t bytes) {
 }
 static double copy_bandwidth(size_t mib) { return copy_bandwidth_bytes(mib << 20); }
 
-/* The largest data cache of the machine (bytes; 0 if unknown): sysconf,
- * else sysfs's cache entries of cpu0. */
+/* The largest cache of the machine (bytes; 0 if unknown): sysfs's cache
+ * entries of cpu0 (the kernel's view), else sysconf (glibc's, from CPUID:
+ * on a virtual machine it can report the host's cache, 256 MiB where the
+ * guest's CPU has 32). */
 static size_t llc_bytes(void) {
     size_t best = 0;
-    long v = -1;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (v > 0) best = (size_t)v;
-#endif
-    for (int i = 0; i < 8 && v <= 0; ++i) {
+    for (int i = 0; i < 8; ++i) {
         char path[96], buf[32] = "";
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
         FILE *f = fopen(path, "r");
@@ -229,6 +226,9 @@ static size_t llc_bytes(void) {
         }
         fclose(f);
     }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (!best && sysconf(_SC_LEVEL3_CACHE_SIZE) > 0) best = (size_t)sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
     return best;
 }
 

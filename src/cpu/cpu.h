@@ -12,12 +12,11 @@
 
 #define INFINIOP_ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Below this many bytes of traffic, a call runs on the calling thread:
- * one core moves about 20 GB/s here, so 1 MiB is ~50 us of work, while
- * waking the pool costs microseconds when its threads spin and up to a
- * scheduler tick (ms) when they sleep or share the cores with another
- * process's OpenMP runtime (e.g. torch's in the same Python process:
- * layer_norm f32 256x64, 192 KiB of traffic, took 12 ms per call there). */
+/* Below this many bytes of traffic, a call runs on the calling thread: at
+ * ~20 GB/s per core 1 MiB is ~50 us of work, while waking the pool costs
+ * microseconds when its threads spin and up to a scheduler tick when they
+ * sleep or share the cores with another OpenMP runtime in the process
+ * (e.g. torch's); numbers in docs/PERFORMANCE.md. */
 #define INFINIOP_CPU_PARALLEL_BYTES ((size_t)1 << 20)
 /* Bytes of traffic per parallel task: a few hundred KiB keeps each task's
  * rows in the core's L2 while the hardware prefetchers stream, and gives

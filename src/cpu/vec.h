@@ -345,20 +345,16 @@ INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t 
     if (n >= VL) return v_load(p, t);
     return n > 0 ? v_load_n(p, t, (size_t)n) : v_splat(0.0f);
 }
-/* Software prefetch of the line this many bytes ahead of a streaming read,
- * into L2 (prefetcht1): the hardware prefetchers of virtual machines (this
- * project's CI) keep too few lines in flight for one read stream per core.
- * Measured on the 2-core VM, a loop of loads and streaming stores over
- * 512 MiB: 34 GB/s without, 34 with prefetcht0 1 KiB ahead (the previous
- * setting), 40-42 with prefetcht1 4-16 KiB ahead (memcpy: 41-43); silu f32
- * 4096x4096 went from 69% to ~100% of the copy ceiling. */
-#ifndef V_PREFETCH_BYTES
+/* Software prefetch, into L2 (prefetcht1), of the line V_PREFETCH_BYTES
+ * ahead of a streaming read. The rule: the hardware prefetchers of some
+ * machines (virtual machines in particular) keep too few lines in flight for
+ * one read stream per core to reach the memory bandwidth; a distance of a
+ * few KiB covers the memory latency at full bandwidth (~100 ns x ~20 GB/s
+ * per core = 2 KiB) with margin, and L2 (not L1) holds that much without
+ * evicting the rows being worked on. Measurements: bench/NOTES.md
+ * ("software prefetch"). */
 #define V_PREFETCH_BYTES 16384
-#endif
-#ifndef V_PREFETCH_LOC
-#define V_PREFETCH_LOC 2
-#endif
-#define V_PREFETCH(p) __builtin_prefetch((const char *)(p) + V_PREFETCH_BYTES, 0, V_PREFETCH_LOC)
+#define V_PREFETCH(p) __builtin_prefetch((const char *)(p) + V_PREFETCH_BYTES, 0, 2 /* prefetcht1 */)
 /* V_PREFETCH for each 64-byte line of a step of this many bytes. */
 #define V_PREFETCH_SPAN(p, bytes)                                                                                      \
     do {                                                                                                               \
