@@ -813,14 +813,15 @@ int main(int argc, char **argv) {
         char tbuf[32], obuf[64] = "";
         if (c->micro) snprintf(tbuf, sizeof tbuf, "%.2f us", t * 1e6);
         else snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
+        double td = -1.0;
         if (use_onednn) {
-            double td = c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : -1.0;
+            td = c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : -1.0;
             if (td > 0) snprintf(obuf, sizeof obuf, " %8.3f ms | %10.2fx |", td * 1e3, td / t);
             else snprintf(obuf, sizeof obuf, " %11s | %11s |", "-", "-");
         }
         printf("| %-40s | %10s | %9.1f | %7.1f%% |%s %6s |\n", c->name, tbuf, bw * 1e-9, 100.0 * bw / copy_bw, obuf,
                bad ? "FAIL" : "ok");
-        json_row(c, "listed", omp_get_max_threads(), t, copy_bw, use_onednn && c->onednn ? c->onednn(c) : -1.0);
+        json_row(c, "listed", omp_get_max_threads(), t, copy_bw, td);
         fflush(stdout);
         c->teardown(c);
     }
