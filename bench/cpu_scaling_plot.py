@@ -31,6 +31,7 @@ def main():
                   for r in rs if r.get("onednn_time_s")]
             if dn:
                 ax.plot(*zip(*dn), "x--", color=color, alpha=0.6)
+        ax.set_xticks(sorted({r["threads"] for r in rows}))
         ax.axhline(80, color="grey", lw=0.8, ls=":")
         ax.set_title(f"working set: {st}")
         ax.set_xlabel("threads")

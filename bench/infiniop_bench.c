@@ -697,12 +697,13 @@ static void sweep_case(bench_case *c, size_t llc, int nmax, int use_onednn) {
             if (th == nmax) bad = c->verify(c);
             double cbw = copy_bandwidth_bytes(c->min_bytes / 2);
             double td = use_onednn && c->onednn ? c->onednn(c) : -1.0;
-            char tbuf[24], shp[48];
+            char tbuf[24], rbuf[24] = "-", shp[48];
             snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
+            if (td > 0) snprintf(rbuf, sizeof rbuf, "%.2fx", td / t);
             snprintf(shp, sizeof shp, "%zux%zu%s", c->shape[0], c->shape[1], c->ndim == 3 ? "x..." : "");
             printf("| %-40s | %-8s | %14s | %3d | %10s | %7.1f | %7.1f | %6.1f%% | %9s |\n", c->name, sname, shp, th,
                    tbuf, (double)c->min_bytes / t * 1e-9, cbw * 1e-9, 100.0 * (double)c->min_bytes / t / cbw,
-                   td > 0 ? (snprintf(tbuf, sizeof tbuf, "%.2fx", td / t), tbuf) : "-");
+                   rbuf);
             fflush(stdout);
             json_row(c, sname, th, t, cbw, td);
         }
@@ -779,7 +780,7 @@ int main(int argc, char **argv) {
                "runs; copy ceiling: memcpy of the case's bytes at the same thread count\n\n",
                nmax, llc >> 10, (4 * llc) >> 20, g_reps);
         printf("| %-40s | %-8s | %14s | %3s | %10s | %7s | %7s | %7s | %9s |\n", "case", "set", "shape", "thr", "time",
-               "GB/s", "copy", "of copy", "oneDNN/us");
+               "GB/s", "copy", "of copy", "oneDNN/ours");
         printf("|------------------------------------------|----------|----------------|----:|-----------:|--------:|"
                "--------:|--------:|----------:|\n");
         for (size_t k = 0; k < NCASES; ++k)

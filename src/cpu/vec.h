@@ -466,11 +466,16 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp2_half_512(__m512 t) {
  * (AVX2: 2^-18.4 relative), or v_exp2_half_512 (AVX-512: 2^-17.2), as
  * measured
  * (bench/vec_check.c). */
-INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
+/* v_exp_neg_hu(x, half, under): under = false (a compile-time constant)
+ * promises x >= -87.3365 (no result below 2^-126) and drops the
+ * underflow clamp and select of the AVX2 and generic passes (AVX-512
+ * ignores it: vscalefps needs none). v_exp_neg_h is under = true. */
+INFINIOP_ALWAYS_INLINE vf v_exp_neg_hu(vf x, bool half, bool under) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
 #if V_FMA && VL == 16
     /* below -104, e^x rounds to 0 (< 2^-150); vmaxps keeps a NaN x (its second operand) */
+    (void)under;
     __m512 xv = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
     if (half) return (vf)v_exp2_half_512(_mm512_mul_ps(xv, _mm512_set1_ps(log2e)));
     __m512 t = _mm512_fmadd_ps(xv, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter));
@@ -481,7 +486,7 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     return (vf)_mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 #else
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */
-    x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
+    if (under) x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
     vf t = x * log2e + shifter;
     vf n = t - shifter;
 #if V_FMA
@@ -500,9 +505,10 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     p = (p * (r * r) + r) + 1.0f;
 #endif
     vf scale = (vf)(((vu)t - 0x4b400000u + 127u) << 23); /* 2^n, n >= -126 */
-    return v_sel(underflow, v_splat(0.0f), p * scale);
+    return under ? v_sel(underflow, v_splat(0.0f), p * scale) : p * scale;
 #endif
 }
+INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) { return v_exp_neg_hu(x, half, true); }
 INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) { return v_exp_neg_h(x, false); }
 
 /* Softmax's e^(x - m) for results rounded to a half type: on AVX-512 one
@@ -794,7 +800,8 @@ INFINIOP_ALWAYS_INLINE vf v_silu_h(vf x, bool half) {
 #if V_FMA && VL == 16
     return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x, false, half));
 #else
-    vf e = v_exp_neg_h((vf)((vu)x | 0x80000000u), half);
+    /* |x| <= V_SILU_LIMIT = 80 here (v_silu_fast): e^-80 is normal, no underflow */
+    vf e = v_exp_neg_hu((vf)((vu)x | 0x80000000u), half, false);
     return v_div_approx(v_sel(x >= 0.0f, x, x * e), 1.0f + e);
 #endif
 }
