@@ -7,6 +7,14 @@
  * measured in the same run.
  *
  *   infiniop-bench [--device cpu|nvidia] [--reps N] [--copy-mib M] [--case SUBSTRING] [--no-onednn]
+ *                  [--sweep] [--json FILE]
+ *
+ * --sweep (CPU): every case at two working sets, the listed shape and one
+ * of at least 4x the last-level cache (read from sysfs / sysconf; the
+ * first dimension scaled up), each at 1..N OpenMP threads, with the copy
+ * ceiling measured at the same bytes and thread count (a memcpy of
+ * min_bytes / 2 each way). --json writes every measured row as a JSON
+ * array (bench/cpu_scaling_plot.py charts it).
  *
  * Copy ceiling: on the CPU a memcpy of a buffer far larger than the caches,
  * split over all OpenMP threads; on nvidia a device-to-device
@@ -18,6 +26,7 @@
  * on the same data as peers.
  * The device side goes through infinirt only (no CUDA headers here).
  */
+#define _GNU_SOURCE /* sysconf(_SC_LEVEL3_CACHE_SIZE) */
 #include <infiniop.h>
 #include <infinirt.h>
 
@@ -30,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef INFINIOP_BENCH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -181,10 +191,11 @@ static void copy_call(void *p) {
     }
 }
 
-/* Bytes read + written per second. */
-static double copy_bandwidth(size_t mib) {
+/* Bytes read + written per second, copying `bytes` (CPU: with the current
+ * omp_get_max_threads() threads). */
+static double copy_bandwidth_bytes(size_t bytes) {
     copy_state s;
-    s.bytes = mib << 20;
+    s.bytes = bytes;
     s.src = buf_new(s.bytes);
     s.dst = buf_new(s.bytes);
     memset(s.src.host, 1, s.bytes);
@@ -193,6 +204,32 @@ static double copy_bandwidth(size_t mib) {
     buf_free(&s.src);
     buf_free(&s.dst);
     return 2.0 * (double)s.bytes / t;
+}
+static double copy_bandwidth(size_t mib) { return copy_bandwidth_bytes(mib << 20); }
+
+/* The largest cache of the machine (bytes; 0 if unknown): sysfs's cache
+ * entries of cpu0 (the kernel's view), else sysconf (glibc's, from CPUID:
+ * on a virtual machine it can report the host's cache, 256 MiB where the
+ * guest's CPU has 32). */
+static size_t llc_bytes(void) {
+    size_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        char path[96], buf[32] = "";
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(buf, sizeof buf, f)) {
+            char *end;
+            size_t n = (size_t)strtoull(buf, &end, 10);
+            n *= *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+            if (n > best) best = n;
+        }
+        fclose(f);
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (!best && sysconf(_SC_LEVEL3_CACHE_SIZE) > 0) best = (size_t)sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return best;
 }
 
 /* ------------------------------------------------------------------ verification */
@@ -621,16 +658,73 @@ static bench_case g_cases[] = {
 };
 #define NCASES (sizeof g_cases / sizeof g_cases[0])
 
+/* ------------------------------------------------------------------ JSON records */
+static FILE *g_json;
+static int g_json_rows;
+static void json_row(const bench_case *c, const char *set, int threads, double t, double copy_bw, double td) {
+    if (!g_json) return;
+    fprintf(g_json, "%s\n  {\"case\": \"%s\", \"set\": \"%s\", \"shape\": [", g_json_rows++ ? "," : "", c->name, set);
+    for (size_t d = 0; d < c->ndim; ++d) fprintf(g_json, "%s%zu", d ? ", " : "", c->shape[d]);
+    fprintf(g_json, "], \"threads\": %d, \"bytes\": %zu, \"time_s\": %.9g, \"gbps\": %.4g, \"copy_gbps\": %.4g, "
+                    "\"of_copy\": %.4g, \"onednn_time_s\": ",
+            threads, c->min_bytes, t, (double)c->min_bytes / t * 1e-9, copy_bw * 1e-9, (double)c->min_bytes / t / copy_bw);
+    if (td > 0) fprintf(g_json, "%.9g}", td);
+    else fprintf(g_json, "null}");
+}
+
+/* --sweep: the case at its listed shape and at >= 4x the last-level cache,
+ * each at 1..N threads; the copy ceiling at the same bytes and threads. */
+static void sweep_case(bench_case *c, size_t llc, int nmax, int use_onednn) {
+    size_t shape0 = c->shape[0];
+    for (int set = 0; set < 2; ++set) {
+        c->shape[0] = shape0;
+        c->setup(c);
+        if (set == 1) {
+            if (llc == 0 || c->min_bytes >= 4 * llc) { /* the listed shape is already that large */
+                c->teardown(c);
+                break;
+            }
+            size_t scale = (4 * llc + c->min_bytes - 1) / c->min_bytes;
+            c->teardown(c);
+            c->shape[0] = shape0 * scale;
+            c->setup(c);
+        }
+        const char *sname = set ? ">=4xLLC" : "listed";
+        size_t bad = 0;
+        for (int th = 1; th <= nmax; ++th) {
+            omp_set_num_threads(th);
+            double t = time_median(c->call, c, c->micro ? g_reps * 100 : g_reps);
+            if (th == nmax) bad = c->verify(c);
+            double cbw = copy_bandwidth_bytes(c->min_bytes / 2);
+            double td = use_onednn && c->onednn ? c->onednn(c) : -1.0;
+            char tbuf[24], rbuf[24] = "-", shp[48];
+            snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
+            if (td > 0) snprintf(rbuf, sizeof rbuf, "%.2fx", td / t);
+            snprintf(shp, sizeof shp, "%zux%zu%s", c->shape[0], c->shape[1], c->ndim == 3 ? "x..." : "");
+            printf("| %-40s | %-8s | %14s | %3d | %10s | %7.1f | %7.1f | %6.1f%% | %9s |\n", c->name, sname, shp, th,
+                   tbuf, (double)c->min_bytes / t * 1e-9, cbw * 1e-9, 100.0 * (double)c->min_bytes / t / cbw,
+                   rbuf);
+            fflush(stdout);
+            json_row(c, sname, th, t, cbw, td);
+        }
+        omp_set_num_threads(nmax);
+        if (bad) printf("| %s: %zu elements out of tolerance |\n", c->name, bad);
+        c->teardown(c);
+    }
+    c->shape[0] = shape0;
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: infiniop-bench [--device cpu|nvidia] [--reps N] [--copy-mib M] [--case SUBSTRING] "
-                    "[--no-onednn]\n");
+                    "[--no-onednn] [--sweep] [--json FILE]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     size_t copy_mib = 1024;
     const char *filter = NULL;
-    int use_onednn = 1;
+    int use_onednn = 1, sweep = 0;
+    const char *json_path = NULL;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ++i;
@@ -645,6 +739,10 @@ int main(int argc, char **argv) {
             if (!copy_mib) usage();
         } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
             filter = argv[++i];
+        } else if (!strcmp(argv[i], "--sweep")) {
+            sweep = 1;
+        } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
+            json_path = argv[++i];
         } else if (!strcmp(argv[i], "--no-onednn")) {
             use_onednn = 0;
         } else {
@@ -670,6 +768,28 @@ int main(int argc, char **argv) {
     use_onednn = 0;
 #endif
 
+    if (json_path && !(g_json = fopen(json_path, "w"))) {
+        fprintf(stderr, "cannot write %s\n", json_path);
+        return 2;
+    }
+    if (g_json) fprintf(g_json, "[");
+    if (sweep && g_dev == INFINI_DEVICE_CPU) {
+        size_t llc = llc_bytes();
+        int nmax = omp_get_max_threads();
+        printf("device: cpu, threads 1..%d, last-level cache %zu KiB (working sets of at least %zu MiB); median of %d "
+               "runs; copy ceiling: memcpy of the case's bytes at the same thread count\n\n",
+               nmax, llc >> 10, (4 * llc) >> 20, g_reps);
+        printf("| %-40s | %-8s | %14s | %3s | %10s | %7s | %7s | %7s | %9s |\n", "case", "set", "shape", "thr", "time",
+               "GB/s", "copy", "of copy", "oneDNN/ours");
+        printf("|------------------------------------------|----------|----------------|----:|-----------:|--------:|"
+               "--------:|--------:|----------:|\n");
+        for (size_t k = 0; k < NCASES; ++k)
+            if ((!filter || strstr(g_cases[k].name, filter)) && !g_cases[k].micro)
+                sweep_case(&g_cases[k], llc, nmax, use_onednn);
+        if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
+        infiniopDestroyHandle(g_handle);
+        return g_bad_total ? 1 : 0;
+    }
     double copy_bw = copy_bandwidth(copy_mib);
     printf("device: %s", g_dev == INFINI_DEVICE_CPU ? "cpu" : "nvidia");
     if (g_dev == INFINI_DEVICE_CPU) printf(", %d OpenMP threads", omp_get_max_threads());
@@ -694,16 +814,19 @@ int main(int argc, char **argv) {
         char tbuf[32], obuf[64] = "";
         if (c->micro) snprintf(tbuf, sizeof tbuf, "%.2f us", t * 1e6);
         else snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
+        double td = -1.0;
         if (use_onednn) {
-            double td = c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : -1.0;
+            td = c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : -1.0;
             if (td > 0) snprintf(obuf, sizeof obuf, " %8.3f ms | %10.2fx |", td * 1e3, td / t);
             else snprintf(obuf, sizeof obuf, " %11s | %11s |", "-", "-");
         }
         printf("| %-40s | %10s | %9.1f | %7.1f%% |%s %6s |\n", c->name, tbuf, bw * 1e-9, 100.0 * bw / copy_bw, obuf,
                bad ? "FAIL" : "ok");
+        json_row(c, "listed", omp_get_max_threads(), t, copy_bw, td);
         fflush(stdout);
         c->teardown(c);
     }
+    if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
     infiniopDestroyHandle(g_handle);
     if (g_bad_total) {
         printf("\nverification FAILED: %zu elements out of tolerance\n", g_bad_total);

@@ -4,6 +4,13 @@
  * threads and streams at once). Each thread has its own buffers (and, on
  * nvidia, its own stream from infinirtStreamCreate) and checks every
  * result against the float64 reference.
+ *
+ * CPU only, the thread rule (src/cpu/cpu.h, docs/PERFORMANCE.md): a call
+ * large enough for the OpenMP pool uses 2..N threads when alone; a call
+ * made from inside the caller's OpenMP parallel region runs on its calling
+ * thread (team of 1); calls from several caller threads at once never hold
+ * more than N threads together. Read through the library's test hook
+ * infiniop_cpu_thread_report; results checked as everywhere else.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "reference.h"
@@ -14,6 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* libinfiniop's CPU test hook (src/cpu/cpu.h): the team of this thread's
+ * last call, the most threads held together by calls in flight, N. */
+void infiniop_cpu_thread_report(int *last_team, int *peak, int *budget);
 
 #define NTHREADS 6
 
@@ -127,6 +141,106 @@ static void run_once(int op, tl_rng *rng, infinirtStream_t stream) {
     for (int k = 0; k < n; k++) tl_tensor_free(&t[k]);
 }
 
+/* ---- the thread rule (CPU) */
+static const size_t k_big_shape[2] = {512, 1024}; /* silu F32: 4 MiB of traffic, 16 tasks of the pool */
+static struct InfiniopDescriptor *g_big;
+
+/* One silu call on fresh buffers, every element checked; returns the team
+ * the call used (0 on a failed call). */
+static int big_call(tl_rng *rng) {
+    tl_tensor x, y;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    int team = 0;
+    if (tl_tensor_init(&x, INFINI_DTYPE_F32, 2, k_big_shape, NULL) || tl_tensor_init(&y, INFINI_DTYPE_F32, 2, k_big_shape, NULL))
+        goto done;
+    tl_tensor_fill_random(&x, rng, -6, 6);
+    tl_tensor_poison(&y);
+    tl_tensor_upload(&x);
+    tl_tensor_upload(&y);
+    if (TL_OK(infiniopSilu(g_big, NULL, 0, tl_tensor_ptr(&y), tl_tensor_ptr(&x), NULL))) {
+        infiniop_cpu_thread_report(&team, NULL, NULL);
+        tl_tensor_download(&y);
+        tl_tensor_check_untouched(&y, "y", 1);
+        ref_view_t xv = SNAPVIEW(&x);
+        size_t N = y.numel;
+        long double *ry = malloc(N * sizeof(long double));
+        double *r0 = malloc(N * sizeof(double));
+        ref_silu(&xv, 2, k_big_shape, ry);
+        for (size_t i = 0; i < N; i++) r0[i] = (double)ry[i];
+        tl_check_close(&y, "y", r0, tol_rel, NULL);
+        free(ry);
+        free(r0);
+    }
+done:
+    tl_tensor_free(&x);
+    tl_tensor_free(&y);
+    return team;
+}
+
+static void *rule_worker(void *varg) {
+    int index = *(int *)varg, budget;
+    infiniop_cpu_thread_report(NULL, NULL, &budget);
+    tl_rng rng;
+    tl_rng_seed(&rng, tl_seed * 7919u + (uint64_t)index);
+    for (int it = 0; it < 4; it++) {
+        tl_case_begin("thread rule: caller thread %d call %d", index, it);
+        int team = big_call(&rng);
+        TL_CHECK(team >= 1 && team <= budget, "team of %d threads, budget %d", team, budget);
+        tl_case_end();
+    }
+    return NULL;
+}
+
+static void thread_rule(void) {
+    int budget = 0, peak = 0;
+    infiniop_cpu_thread_report(NULL, NULL, &budget);
+    tl_rng rng;
+    tl_rng_seed(&rng, tl_seed * 31u + 5u);
+    tl_case_begin("thread rule: setup");
+    infiniopTensorDescriptor_t d = NULL;
+    TL_OK(infiniopCreateTensorDescriptor(&d, 2, k_big_shape, NULL, INFINI_DTYPE_F32));
+    TL_OK(infiniopCreateSiluDescriptor(tl_handle, &g_big, d, d));
+    if (d) infiniopDestroyTensorDescriptor(d);
+    tl_case_end();
+    if (!g_big) return;
+
+    /* alone: the pool, 2..N threads (N >= 2) */
+    tl_case_begin("thread rule: one call alone (budget %d)", budget);
+    int team = big_call(&rng);
+    TL_CHECK(budget < 2 ? team == 1 : team >= 2 && team <= budget, "team of %d threads alone, budget %d", team, budget);
+    tl_case_end();
+
+#ifdef _OPENMP
+    /* from inside the caller's parallel region: the calling thread only */
+    int teams[3] = {0, 0, 0};
+#pragma omp parallel num_threads(3)
+    {
+        tl_rng r;
+        tl_rng_seed(&r, tl_seed * 131u + (uint64_t)omp_get_thread_num());
+        teams[omp_get_thread_num()] = big_call(&r);
+    }
+    tl_case_begin("thread rule: calls inside the caller's OpenMP region");
+    for (int i = 0; i < 3; i++) TL_CHECK(teams[i] == 1, "caller thread %d: team of %d threads, want 1", i, teams[i]);
+    tl_case_end();
+#endif
+
+    /* from several caller threads at once: together at most N */
+    pthread_t th[NTHREADS];
+    int idx[NTHREADS], started[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        idx[i] = i;
+        started[i] = pthread_create(&th[i], NULL, rule_worker, &idx[i]) == 0;
+        if (!started[i]) tl_fail("pthread_create failed");
+    }
+    for (int i = 0; i < NTHREADS; i++) if (started[i]) pthread_join(th[i], NULL);
+    infiniop_cpu_thread_report(NULL, &peak, &budget);
+    tl_case_begin("thread rule: concurrent calls");
+    TL_CHECK(peak <= budget, "calls in flight held %d threads together, budget %d", peak, budget);
+    tl_case_end();
+    TL_OK(infiniopDestroySiluDescriptor(g_big));
+}
+
 typedef struct {
     int index;
 } worker_arg;
@@ -187,6 +301,7 @@ int main(int argc, char **argv) {
         }
         for (int i = 0; i < NTHREADS; i++) if (started[i]) pthread_join(th[i], NULL);
     }
+    if (tl_device == INFINI_DEVICE_CPU) thread_rule();
     if (g_desc[OP_ADD_RMS_NORM]) TL_OK(infiniopDestroyAddRMSNormDescriptor(g_desc[OP_ADD_RMS_NORM]));
     if (g_desc[OP_SOFTMAX]) TL_OK(infiniopDestroyCausalSoftmaxDescriptor(g_desc[OP_SOFTMAX]));
     if (g_desc[OP_LAYER_NORM]) TL_OK(infiniopDestroyLayerNormDescriptor(g_desc[OP_LAYER_NORM]));

@@ -5,21 +5,64 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The thread rule (cpu.h): a process-wide budget of N = omp_get_max_threads()
+ * (read once: OMP_NUM_THREADS, else the cores) threads shared by the calls in
+ * flight. g_in_use counts the threads held; g_peak its high-water mark;
+ * t_last_team the team of this thread's last call (test hooks). */
+static int g_budget, g_in_use, g_peak;
+static _Thread_local int t_last_team;
+
+static int budget(void) {
+    int n = __atomic_load_n(&g_budget, __ATOMIC_RELAXED);
+    if (n == 0) { /* racing first calls store the same value */
+        n = omp_get_max_threads();
+        if (n < 1) n = 1;
+        __atomic_store_n(&g_budget, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* Take up to want (>= 2) threads from the budget: what is free, or 0 when
+ * fewer than 2 are free (the call then runs on its calling thread). */
+static int acquire(int want) {
+    int n = budget(), cur = __atomic_load_n(&g_in_use, __ATOMIC_RELAXED), got;
+    do {
+        got = n - cur < want ? n - cur : want;
+        if (got < 2) return 0;
+    } while (!__atomic_compare_exchange_n(&g_in_use, &cur, cur + got, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    int peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
+    while (cur + got > peak &&
+           !__atomic_compare_exchange_n(&g_peak, &peak, cur + got, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return got;
+}
+
 void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx) {
     if (n == 0) return;
     size_t ntasks = bytes / INFINIOP_CPU_TASK_BYTES;
     if (ntasks > n) ntasks = n;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || ntasks < 2 || omp_get_max_threads() < 2 || omp_in_parallel()) {
+    int want = omp_get_max_threads();
+    if ((size_t)want > ntasks) want = (int)ntasks;
+    int team = bytes < INFINIOP_CPU_PARALLEL_BYTES || want < 2 || omp_in_parallel() ? 0 : acquire(want);
+    t_last_team = team ? team : 1;
+    if (!team) {
         fn(ctx, 0, n);
         return;
     }
     /* Task k covers q or q + 1 items: the first n % ntasks tasks one more. */
     size_t q = n / ntasks, extra = n % ntasks;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (size_t k = 0; k < ntasks; ++k) {
         size_t i0 = k * q + (k < extra ? k : extra);
         fn(ctx, i0, i0 + q + (k < extra));
     }
+    __atomic_fetch_sub(&g_in_use, team, __ATOMIC_ACQ_REL);
+}
+
+void infiniop_cpu_thread_report(int *last_team, int *peak, int *budget_out) {
+    if (last_team) *last_team = t_last_team;
+    if (peak) *peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
+    if (budget_out) *budget_out = budget();
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

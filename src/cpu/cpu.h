@@ -12,12 +12,11 @@
 
 #define INFINIOP_ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Below this many bytes of traffic, a call runs on the calling thread:
- * one core moves about 20 GB/s here, so 1 MiB is ~50 us of work, while
- * waking the pool costs microseconds when its threads spin and up to a
- * scheduler tick (ms) when they sleep or share the cores with another
- * process's OpenMP runtime (e.g. torch's in the same Python process:
- * layer_norm f32 256x64, 192 KiB of traffic, took 12 ms per call there). */
+/* Below this many bytes of traffic, a call runs on the calling thread: at
+ * ~20 GB/s per core 1 MiB is ~50 us of work, while waking the pool costs
+ * microseconds when its threads spin and up to a scheduler tick when they
+ * sleep or share the cores with another OpenMP runtime in the process
+ * (e.g. torch's); numbers in docs/PERFORMANCE.md. */
 #define INFINIOP_CPU_PARALLEL_BYTES ((size_t)1 << 20)
 /* Bytes of traffic per parallel task: a few hundred KiB keeps each task's
  * rows in the core's L2 while the hardware prefetchers stream, and gives
@@ -34,11 +33,29 @@
  * the call's info and pointers. */
 typedef void (*infiniop_range_fn)(const void *ctx, size_t i0, size_t i1);
 
-/* Run fn over [0, n). bytes is the call's memory traffic: small calls run
- * on the calling thread (no thread wake-up: the decode case), larger ones
- * on the OpenMP pool (libgomp keeps its threads after the first parallel
- * region) in tasks of about INFINIOP_CPU_TASK_BYTES, dynamically scheduled. */
+/* Run fn over [0, n). bytes is the call's memory traffic. The thread rule
+ * (docs/PERFORMANCE.md, "Threads of the caller"):
+ *  - a call of less than INFINIOP_CPU_PARALLEL_BYTES, or one made from
+ *    inside an OpenMP parallel region of the caller (omp_in_parallel()),
+ *    runs on the calling thread alone: the caller's threads already occupy
+ *    the cores, and a nested team would multiply them;
+ *  - otherwise the call takes threads from one process-wide budget of
+ *    N = omp_get_max_threads() (as first read: OMP_NUM_THREADS, else the
+ *    cores): min(its caller's omp_get_max_threads(), its tasks, the free
+ *    ones), counting its calling thread, and gives them back when it
+ *    returns; with fewer than 2 free it runs on its calling thread alone.
+ *    So calls from many caller threads at once hold at most N threads
+ *    together (plus, each, the calling thread it was made on), never
+ *    N per call.
+ * The team works through tasks of about INFINIOP_CPU_TASK_BYTES,
+ * dynamically scheduled (libgomp keeps its threads between calls). */
 void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx);
+
+/* Test hook (exported, not in the public headers; tests/test_threads.c):
+ * the team size of the calling thread's last parallel_for (1: it ran on the
+ * calling thread), the most threads that calls in flight ever held together,
+ * and the budget N. NULL pointers are skipped. */
+__attribute__((visibility("default"))) void infiniop_cpu_thread_report(int *last_team, int *peak, int *budget);
 
 /* ---------------------------------------------------------------- instruction sets */
 typedef enum {

@@ -345,20 +345,16 @@ INFINIOP_ALWAYS_INLINE vf v_load_upto(const void *p, infiniDtype_t t, ptrdiff_t 
     if (n >= VL) return v_load(p, t);
     return n > 0 ? v_load_n(p, t, (size_t)n) : v_splat(0.0f);
 }
-/* Software prefetch of the line this many bytes ahead of a streaming read,
- * into L2 (prefetcht1): the hardware prefetchers of virtual machines (this
- * project's CI) keep too few lines in flight for one read stream per core.
- * Measured on the 2-core VM, a loop of loads and streaming stores over
- * 512 MiB: 34 GB/s without, 34 with prefetcht0 1 KiB ahead (the previous
- * setting), 40-42 with prefetcht1 4-16 KiB ahead (memcpy: 41-43); silu f32
- * 4096x4096 went from 69% to ~100% of the copy ceiling. */
-#ifndef V_PREFETCH_BYTES
+/* Software prefetch, into L2 (prefetcht1), of the line V_PREFETCH_BYTES
+ * ahead of a streaming read. The rule: the hardware prefetchers of some
+ * machines (virtual machines in particular) keep too few lines in flight for
+ * one read stream per core to reach the memory bandwidth; a distance of a
+ * few KiB covers the memory latency at full bandwidth (~100 ns x ~20 GB/s
+ * per core = 2 KiB) with margin, and L2 (not L1) holds that much without
+ * evicting the rows being worked on. Measurements: bench/NOTES.md
+ * ("software prefetch"). */
 #define V_PREFETCH_BYTES 16384
-#endif
-#ifndef V_PREFETCH_LOC
-#define V_PREFETCH_LOC 2
-#endif
-#define V_PREFETCH(p) __builtin_prefetch((const char *)(p) + V_PREFETCH_BYTES, 0, V_PREFETCH_LOC)
+#define V_PREFETCH(p) __builtin_prefetch((const char *)(p) + V_PREFETCH_BYTES, 0, 2 /* prefetcht1 */)
 /* V_PREFETCH for each 64-byte line of a step of this many bytes. */
 #define V_PREFETCH_SPAN(p, bytes)                                                                                      \
     do {                                                                                                               \
@@ -470,11 +466,16 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp2_half_512(__m512 t) {
  * (AVX2: 2^-18.4 relative), or v_exp2_half_512 (AVX-512: 2^-17.2), as
  * measured
  * (bench/vec_check.c). */
-INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
+/* v_exp_neg_hu(x, half, under): under = false (a compile-time constant)
+ * promises x >= -87.3365 (no result below 2^-126) and drops the
+ * underflow clamp and select of the AVX2 and generic passes (AVX-512
+ * ignores it: vscalefps needs none). v_exp_neg_h is under = true. */
+INFINIOP_ALWAYS_INLINE vf v_exp_neg_hu(vf x, bool half, bool under) {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
 #if V_FMA && VL == 16
     /* below -104, e^x rounds to 0 (< 2^-150); vmaxps keeps a NaN x (its second operand) */
+    (void)under;
     __m512 xv = _mm512_max_ps(_mm512_set1_ps(-104.0f), (__m512)x);
     if (half) return (vf)v_exp2_half_512(_mm512_mul_ps(xv, _mm512_set1_ps(log2e)));
     __m512 t = _mm512_fmadd_ps(xv, _mm512_set1_ps(log2e), _mm512_set1_ps(shifter));
@@ -485,7 +486,7 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     return (vf)_mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 #else
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */
-    x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
+    if (under) x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
     vf t = x * log2e + shifter;
     vf n = t - shifter;
 #if V_FMA
@@ -504,9 +505,10 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) {
     p = (p * (r * r) + r) + 1.0f;
 #endif
     vf scale = (vf)(((vu)t - 0x4b400000u + 127u) << 23); /* 2^n, n >= -126 */
-    return v_sel(underflow, v_splat(0.0f), p * scale);
+    return under ? v_sel(underflow, v_splat(0.0f), p * scale) : p * scale;
 #endif
 }
+INFINIOP_ALWAYS_INLINE vf v_exp_neg_h(vf x, bool half) { return v_exp_neg_hu(x, half, true); }
 INFINIOP_ALWAYS_INLINE vf v_exp_neg(vf x) { return v_exp_neg_h(x, false); }
 
 /* Softmax's e^(x - m) for results rounded to a half type: on AVX-512 one
@@ -632,15 +634,38 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2(void *p, vf v0, vf v1, bool stream) {
     else _mm512_storeu_si512(p, h);
 }
 #endif
+#if defined(__AVX2__) && VL == 8
+/* AVX2: v0, v1 as 16 BF16 in order, rounded as v_to_bf16_bits, by one
+ * pack and one lane permutation for the pair (v_to_bf16 converts each
+ * vector with its own pack, permutation and NaN select: ~12 operations a
+ * vector, ~8 here); false, nothing stored, when a lane is NaN (the caller
+ * takes v_put, which keeps NaN payloads as dtype.h does). */
+INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream) {
+    __m256 nan = _mm256_or_ps(_mm256_cmp_ps((__m256)v0, (__m256)v0, _CMP_UNORD_Q),
+                              _mm256_cmp_ps((__m256)v1, (__m256)v1, _CMP_UNORD_Q));
+    if (__builtin_expect(!_mm256_testz_ps(nan, nan), 0)) return false;
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff);
+    __m256i u0 = (__m256i)v0, u1 = (__m256i)v1;
+    __m256i r0 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u0, half), _mm256_and_si256(_mm256_srli_epi32(u0, 16), one)), 16);
+    __m256i r1 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u1, half), _mm256_and_si256(_mm256_srli_epi32(u1, 16), one)), 16);
+    /* packus per 128-bit lane: v0[0..3] v1[0..3] v0[4..7] v1[4..7]; qwords 0 2 1 3 restore the order */
+    __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xd8);
+    if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
+    else _mm256_storeu_si256((__m256i *)p, h);
+    return true;
+}
+#endif
 /* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
  * unless either vector holds a zero exponent (v_to_bf16's subnormal
- * rule). */
+ * rule); on AVX2 v_put_bf16x2_avx2 unless a lane is NaN. */
 INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool stream) {
 #if defined(__AVX512BF16__) && VL == 16
     if (t == INFINI_DTYPE_BF16 && __builtin_expect(_kortestc_mask16_u8(v_normal_and(v_normal_and(0xffff, v0), v1), 0), 1)) {
         v_put_bf16x2(p, v0, v1, stream);
         return;
     }
+#elif defined(__AVX2__) && VL == 8
+    if (t == INFINI_DTYPE_BF16 && __builtin_expect(v_put_bf16x2_avx2(p, v0, v1, stream), 1)) return;
 #endif
     v_put(p, t, v0, stream);
     v_put(V_AT(p, t, VL), t, v1, stream);
@@ -775,7 +800,8 @@ INFINIOP_ALWAYS_INLINE vf v_silu_h(vf x, bool half) {
 #if V_FMA && VL == 16
     return (vf)_mm512_mul_ps((__m512)x, v_sigmoid_512((__m512)x, false, half));
 #else
-    vf e = v_exp_neg_h((vf)((vu)x | 0x80000000u), half);
+    /* |x| <= V_SILU_LIMIT = 80 here (v_silu_fast): e^-80 is normal, no underflow */
+    vf e = v_exp_neg_hu((vf)((vu)x | 0x80000000u), half, false);
     return v_div_approx(v_sel(x >= 0.0f, x, x * e), 1.0f + e);
 #endif
 }

@@ -1,16 +1,12 @@
 /*
  * ops/layer_norm/cpu.c - layer_norm on the CPU.
  *
- * Rows split over the OpenMP pool, three passes over a row (it is in cache
- * after the first): the mean, the variance as the mean of squared
- * deviations (stable, never E[x^2] - mean^2) with the corrected two-pass
- * term that cancels the rounding error of the mean
- *   var = (sum d^2 - (sum d)^2 / D) / D,   d = x - mean
- * (it matters for rows with a large offset and a small spread), then the
- * outputs. Sums are
- * float32 lanes per 1024-element block (VW on the vector path: 64 on
- * AVX-512, 32 elsewhere; 16 on the scalar one), blocks summed in order; the
- * vector path forms sum d and sum d^2 in one pass.
+ * Statistics by the backend's one mean-and-variance routine
+ * (infiniop_cpu_row_moments, cpu/rowstats.h: shifted sums, the corrected
+ * two-pass variance, never E[x^2] - mean^2, and its error bound), one pass
+ * over memory for most rows; then the outputs, standardized as
+ * ((x - K) - delta) / std so that a large common offset is not rounded
+ * into the deviations.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
  * Rows whose elements (input, outputs, weight, bias) are all contiguous take
@@ -18,35 +14,9 @@
  * over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
-#include "cpu/vec.h"
+#include "cpu/rowstats.h"
 
 #include <math.h>
-
-#define LANES 16
-#define BLOCK 1024
-
-/* Sum over the row of (x - shift)^power, power 1 or 2. */
-INFINIOP_ALWAYS_INLINE float row_sum(const void *x, ptrdiff_t s, size_t D, infiniDtype_t t, float shift, int power) {
-    float total = 0.0f;
-    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
-        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D;
-        float acc[LANES] = {0};
-        size_t j = j0;
-        for (; j + LANES <= j1; j += LANES)
-            for (int l = 0; l < LANES; ++l) {
-                float v = infiniop_load_f32(x, (ptrdiff_t)(j + l) * s, t) - shift;
-                acc[l] += power == 2 ? v * v : v;
-            }
-        float sum = 0.0f;
-        for (; j < j1; ++j) {
-            float v = infiniop_load_f32(x, (ptrdiff_t)j * s, t) - shift;
-            sum += power == 2 ? v * v : v;
-        }
-        for (int l = 0; l < LANES; ++l) sum += acc[l];
-        total += sum;
-    }
-    return total;
-}
 
 /* Row r's input, output and input_standardization. */
 typedef struct {
@@ -70,14 +40,11 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     void *o = p.o, *z = p.z;
     ptrdiff_t xs = L->col_stride[LN_IN], os = L->col_stride[LN_OUT], zs = L->col_stride[LN_STDZ];
 
-    float mean = row_sum(x, xs, D, t, 0.0f, 1) / (float)D;
-    float dev = row_sum(x, xs, D, t, mean, 1);
-    float var = (row_sum(x, xs, D, t, mean, 2) - dev * dev / (float)D) / (float)D;
-    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
-    float sd = sqrtf(var + info->eps);
+    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, xs, D, t, false);
+    float sd = sqrtf(m.var + info->eps);
     infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
     for (size_t j = 0; j < D; ++j) {
-        float v = (infiniop_load_f32(x, (ptrdiff_t)j * xs, t) - mean) / sd;
+        float v = ((infiniop_load_f32(x, (ptrdiff_t)j * xs, t) - m.shift) - m.delta) / sd;
         float res = v * infiniop_load_f32(w, (ptrdiff_t)j * info->w_stride, t);
         if (info->has_bias) res += infiniop_load_f32(b, (ptrdiff_t)j * info->b_stride, t);
         infiniop_store_f32(z, (ptrdiff_t)j * zs, t, v);
@@ -85,54 +52,19 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     }
 }
 
-/* Over a contiguous row: *s1 = sum of d and, when s2, *s2 = sum of d^2,
- * d = x - shift, in VW float32 lanes per BLOCK-element block, blocks summed
- * in order (the scalar row_sum's blocking; both sums in one pass);
- * prefetch: the row is read from memory. */
-INFINIOP_ALWAYS_INLINE void row_sums_vec(const void *x, size_t D, infiniDtype_t t, float shift, float *s1, float *s2,
-                                         bool prefetch) {
-    float t1 = 0.0f, t2 = 0.0f;
-    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
-        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D, j = j0;
-        vf a1[VN], a2[VN];
-        for (int k = 0; k < VN; ++k) a1[k] = a2[k] = v_splat(0.0f);
-        for (; j + VW <= j1; j += VW) {
-            if (prefetch) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
-            for (int k = 0; k < VN; k += 2) {
-                vf v[2];
-                v_load2_unordered(V_CAT(x, t, j + k * VL), t, &v[0], &v[1]);
-                for (int h = 0; h < 2; ++h) {
-                    vf d = v[h] - shift;
-                    a1[k + h] += d;
-                    if (s2) a2[k + h] = v_fma(d, d, a2[k + h]);
-                }
-            }
-        }
-        for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
-            ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
-            vf v = v_load_upto(V_CAT(x, t, j + k * VL), t, n);
-            vf d = v_sel(v_first(n > 0 ? (size_t)n : 0), v - shift, v_splat(0.0f));
-            a1[k] += d;
-            if (s2) a2[k] = v_fma(d, d, a2[k]);
-        }
-        t1 += v_hsum_w(a1);
-        if (s2) t2 += v_hsum_w(a2);
-    }
-    *s1 = t1;
-    if (s2) *s2 = t2;
-}
-
-/* The output pass of a contiguous row: z = (x - mean) / sd, o = z w + b
+/* The output pass of a contiguous row: z = ((x - K) - delta) / sd (the
+ * mean K + delta never rounded, cpu/rowstats.h), o = z w + b
  * (bias and stream compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
-                                    infiniDtype_t t, infiniDtype_t wt, float mean, float sd, bool bias, bool stream) {
-    /* (x - mean) / sd: correctly rounded for F32 outputs (v_div); for F16
+                                    infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
+                                    bool stream) {
+    /* z: the division correctly rounded for F32 outputs (v_div); for F16
      * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
      * ulp, 2^13 below the half types' rounding step) */
     const bool half = t != INFINI_DTYPE_F32;
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
-#define LN_Z(jj) (half ? (v_load(V_CAT(x, t, (jj)), t) - mean) * rsd : v_div(v_load(V_CAT(x, t, (jj)), t) - mean, dv))
+#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : v_div((v_load(V_CAT(x, t, (jj)), t) - K) - delta, dv))
 #define LN_O(v, jj)                                                                                                    \
     (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
@@ -149,7 +81,7 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
 #undef LN_O
     if (j < D) {
         size_t n = D - j;
-        vf d = v_load_n(V_CAT(x, t, j), t, n) - mean;
+        vf d = (v_load_n(V_CAT(x, t, j), t, n) - K) - delta;
         vf v = half ? d * rsd : v_div(d, dv);
         vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
                       : v * v_load_n(V_CAT(w, wt, j), wt, n);
@@ -158,22 +90,9 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
     }
 }
 
-#define HEAD 256 /* elements whose mean is the shift of the one-pass statistics */
-
 /* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
- * converted them once per task).
- * Statistics in one pass over memory (a second pass over the row, even from
- * L1, cost ~15% of the bf16 4096x4096 time): with K the mean of the row's
- * first HEAD elements, S1 = sum (x - K), S2 = sum (x - K)^2, delta = S1 / D,
- *   mean = K + delta,   var = (S2 - S1 delta) / D
- * (the shifted-data form of the corrected two-pass formula above: it is
- * that formula with the shift K in place of the rounded mean). Its
- * rounding error grows with delta^2 / var, so the row keeps it only when
- * 16 delta^2 <= var (|mean - K| <= std / 4: S2 is then at most 1.07 D var
- * and the error at most ~1.6 times the two-pass bound; K from 256 elements
- * of a row of independent values misses the test with probability ~1e-4);
- * other rows (and non-finite ones) take the two passes: mean = sum x / D,
- * then the corrected two-pass variance. */
+ * converted them once per task). Statistics: infiniop_cpu_row_moments,
+ * one pass over memory for most rows (cpu/rowstats.h). */
 INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
                                     char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
                                     bool stream) {
@@ -181,28 +100,16 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
     size_t D = L->ncols;
     rowptr_t p = row_pointers(L, t, r, out, stdz, in);
     const void *x = p.x;
-
-    size_t head = D < HEAD ? D : HEAD;
-    float K, s1, s2;
-    row_sums_vec(x, head, t, 0.0f, &K, NULL, false);
-    K /= (float)head;
-    row_sums_vec(x, D, t, K, &s1, &s2, true);
-    float delta = s1 / (float)D, mean = K + delta, var = (s2 - s1 * delta) / (float)D;
-    if (!(16.0f * delta * delta <= var)) { /* the two passes; NaN too */
-        row_sums_vec(x, D, t, 0.0f, &s1, NULL, false);
-        mean = s1 / (float)D;
-        row_sums_vec(x, D, t, mean, &s1, &s2, false);
-        var = (s2 - s1 * s1 / (float)D) / (float)D;
-    }
-    if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
-    float sd = sqrtf(var + info->eps);
+    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, D, t, true);
+    float K = m.shift, delta = m.delta;
+    float sd = sqrtf(m.var + info->eps);
     infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
     if (info->has_bias) {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, true, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, true, false);
+        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, true);
+        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, false);
     } else {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, false, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, mean, sd, false, false);
+        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, true);
+        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, false);
     }
 }
 

@@ -36,39 +36,28 @@
 
 #include <math.h>
 
-INFINIOP_ALWAYS_INLINE float sigmoid_f32(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
-}
-
-INFINIOP_ALWAYS_INLINE float silu_f32(float x) {
-    if (x >= 0.0f) return x / (1.0f + expf(-x));
-    if (x > -80.0f) {
-        float e = expf(x);
-        return x * e / (1.0f + e);
+/* The scalar formulas, once for float (F32 and the half types, through
+ * float) and once for double (F64): F the type, EXP its exp, CUT the x
+ * below which e^x is subnormal in F (x e^x is then formed as (x h) h). */
+#define UNARY_SCALAR(SUF, F, EXP, CUT)                                                                                \
+    INFINIOP_ALWAYS_INLINE F sigmoid_##SUF(F x) {                                                                      \
+        if (x >= (F)0) return (F)1 / ((F)1 + EXP(-x));                                                                 \
+        F e = EXP(x);                                                                                                  \
+        return e / ((F)1 + e);                                                                                         \
+    }                                                                                                                  \
+    INFINIOP_ALWAYS_INLINE F silu_##SUF(F x) {                                                                         \
+        if (x >= (F)0) return x / ((F)1 + EXP(-x));                                                                    \
+        if (x > (F)(CUT)) {                                                                                            \
+            F e = EXP(x);                                                                                              \
+            return x * e / ((F)1 + e);                                                                                 \
+        }                                                                                                              \
+        if (x == -(F)INFINITY) return -(F)0;                                                                           \
+        F h = EXP((F)0.5 * x);                                                                                         \
+        return (x * h) * h; /* 1 + e^x == 1 here */                                                                    \
     }
-    if (x == -INFINITY) return -0.0f;
-    float h = expf(0.5f * x);
-    return (x * h) * h; /* 1 + e^x == 1 here */
-}
-
-INFINIOP_ALWAYS_INLINE double sigmoid_f64(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
-
-INFINIOP_ALWAYS_INLINE double silu_f64(double x) {
-    if (x >= 0.0) return x / (1.0 + exp(-x));
-    if (x > -700.0) {
-        double e = exp(x);
-        return x * e / (1.0 + e);
-    }
-    if (x == -INFINITY) return -0.0;
-    double h = exp(0.5 * x);
-    return (x * h) * h;
-}
+UNARY_SCALAR(f32, float, expf, -80.0f)
+UNARY_SCALAR(f64, double, exp, -700.0)
+#undef UNARY_SCALAR
 
 /* f of the VL elements v (half: the result is rounded to F16 or BF16). */
 INFINIOP_ALWAYS_INLINE vf vec_f(infiniopUnaryKind kind, vf v, bool half) {
