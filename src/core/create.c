@@ -14,7 +14,6 @@
 #include "cpu/cpu.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -80,17 +79,6 @@ static const char *isa_name(infiniopCpuIsa isa) {
     }
 }
 
-/* The threads infiniop_cpu_parallel_for (cpu/cpu.c) uses for n items and
- * `bytes` of traffic when called outside a parallel region: the calling
- * thread alone below INFINIOP_CPU_PARALLEL_BYTES, else the OpenMP pool over
- * tasks of about INFINIOP_CPU_TASK_BYTES. */
-static size_t cpu_threads(size_t n, size_t bytes) {
-    size_t ntasks = bytes / INFINIOP_CPU_TASK_BYTES, maxt = (size_t)omp_get_max_threads();
-    if (ntasks > n) ntasks = n;
-    if (bytes < INFINIOP_CPU_PARALLEL_BYTES || ntasks < 2 || maxt < 2) return 1;
-    return ntasks < maxt ? ntasks : maxt;
-}
-
 static void describe_row_stream(char *b, size_t n, size_t *len, const infiniopCudaRowPlan *p) {
     append(b, n, len, "stream-%s threads=%u grid=%u%s%s", p->mode == INFINIOP_CUDA_ROW_WARP ? "warp" : "block",
            p->threads, p->grid, p->smem ? " cache=smem" : " cache=none", p->vec ? " vec16" : " scalar");
@@ -137,7 +125,7 @@ static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infini
         if (s->row) describe_row(b, n, &len, s->row, s->row_reg);
         else if (s->elt) describe_elt(b, n, &len, s->elt, s->elt_contiguous);
     } else {
-        append(b, n, &len, "isa=%s threads=%zu", isa_name(infiniop_cpu_isa()), cpu_threads(s->cpu_items, s->cpu_bytes));
+        append(b, n, &len, "isa=%s threads=%zu", isa_name(infiniop_cpu_isa()), (size_t)infiniop_cpu_team_wanted(s->cpu_items, s->cpu_bytes));
     }
     fprintf(stderr, "%s\n", b); /* one call: lines of several threads do not interleave */
 }

@@ -37,13 +37,24 @@ static int acquire(int want) {
     return got;
 }
 
-void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx) {
-    if (n == 0) return;
+/* Tasks of about INFINIOP_CPU_TASK_BYTES each, at most one per item. */
+static size_t task_count(size_t n, size_t bytes) {
     size_t ntasks = bytes / INFINIOP_CPU_TASK_BYTES;
-    if (ntasks > n) ntasks = n;
+    return ntasks > n ? n : ntasks;
+}
+
+int infiniop_cpu_team_wanted(size_t n, size_t bytes) {
+    size_t ntasks = task_count(n, bytes);
     int want = omp_get_max_threads();
     if ((size_t)want > ntasks) want = (int)ntasks;
-    int team = bytes < INFINIOP_CPU_PARALLEL_BYTES || want < 2 || omp_in_parallel() ? 0 : acquire(want);
+    return bytes < INFINIOP_CPU_PARALLEL_BYTES || want < 2 ? 1 : want;
+}
+
+void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx) {
+    if (n == 0) return;
+    size_t ntasks = task_count(n, bytes);
+    int want = infiniop_cpu_team_wanted(n, bytes);
+    int team = want < 2 || omp_in_parallel() ? 0 : acquire(want);
     t_last_team = team ? team : 1;
     if (!team) {
         fn(ctx, 0, n);

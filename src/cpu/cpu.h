@@ -50,6 +50,10 @@ typedef void (*infiniop_range_fn)(const void *ctx, size_t i0, size_t i1);
  * The team works through tasks of about INFINIOP_CPU_TASK_BYTES,
  * dynamically scheduled (libgomp keeps its threads between calls). */
 void infiniop_cpu_parallel_for(size_t n, size_t bytes, infiniop_range_fn fn, const void *ctx);
+/* The team infiniop_cpu_parallel_for asks the budget for, for n items and
+ * `bytes` of traffic outside the caller's parallel region (1: the calling
+ * thread alone); the budget may grant fewer. */
+int infiniop_cpu_team_wanted(size_t n, size_t bytes);
 
 /* Test hook (exported, not in the public headers; tests/test_threads.c):
  * the team size of the calling thread's last parallel_for (1: it ran on the
