@@ -96,18 +96,9 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
 
 /* The planner's free parameters. A release build uses the defaults below;
- * a build with -DINFINIOP_CUDA_EXPERIMENTS=ON reads them once from the
- * environment, to benchmark other variants without recompiling
- * (scripts/gpu-variants.sh):
- *   INFINIOP_CUDA_REG=all|wide    the register path everywhere (wide: with 1
- *                                 vector a thread first);
- *   INFINIOP_CUDA_REG_ITEMS=1|2|4 vectors a thread for rows of one block;
- *   INFINIOP_CUDA_REG_CLUSTER=2..8 decode rows go to a cluster of that many
- *                                 blocks (Hopper);
- *   INFINIOP_CUDA_REG_WARP8=0     no 8-vector warp rows;
- *   INFINIOP_CUDA_PDL=0           no programmatic dependent launch;
- *   INFINIOP_CUDA_REG_EARLY=1     plan.reg_latency everywhere;
- *   INFINIOP_CUDA_PREFETCH=rows   plan.reg_prefetch (0: off). */
+ * a build with -DINFINIOP_CUDA_EXPERIMENTS=ON lets environment variables
+ * override them (bench/experiments/cuda_knobs.h lists them), to benchmark
+ * other variants without recompiling (scripts/gpu-variants.sh). */
 struct Knobs {
     int policy;     /* 1 default, 2 all, 3 wide */
     size_t items;   /* 0: the planner's choice */
@@ -120,26 +111,12 @@ struct Knobs {
 static const Knobs default_knobs = {1, 0, 0, true, true, false, -1};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
+#include "cuda_knobs.h" /* bench/experiments/ */
 static Knobs env_knobs;
 static std::once_flag knobs_once;
 static void read_knobs(void) {
     Knobs k = default_knobs;
-    const char *e = getenv("INFINIOP_CUDA_REG");
-    k.policy = e && !strcmp(e, "all") ? 2 : e && !strcmp(e, "wide") ? 3 : 1;
-    e = getenv("INFINIOP_CUDA_REG_ITEMS");
-    int v = e ? atoi(e) : 0;
-    k.items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
-    e = getenv("INFINIOP_CUDA_REG_CLUSTER");
-    v = e ? atoi(e) : 0;
-    k.cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
-    e = getenv("INFINIOP_CUDA_REG_WARP8");
-    k.warp8 = !(e && !strcmp(e, "0"));
-    e = getenv("INFINIOP_CUDA_PDL");
-    k.pdl = !(e && !strcmp(e, "0"));
-    e = getenv("INFINIOP_CUDA_REG_EARLY");
-    k.early = e && !strcmp(e, "1");
-    e = getenv("INFINIOP_CUDA_PREFETCH");
-    k.prefetch = e ? atol(e) : -1;
+    experiment_row_knobs(&k.policy, &k.items, &k.cluster, &k.warp8, &k.pdl, &k.early, &k.prefetch);
     env_knobs = k;
 }
 static const Knobs &knobs(void) {

@@ -24,8 +24,7 @@
 #include "unary.h"
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
-#include <stdio.h>
-#include <stdlib.h>
+#include "cuda_knobs.h" /* bench/experiments/ */
 #endif
 
 /* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
@@ -360,15 +359,11 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
      * 2-vector kernel needs few registers, so more blocks fit a
      * multiprocessor and more loads are in flight than with wider
      * unrolling or larger blocks (bench/NOTES.md). A build with
-     * -DINFINIOP_CUDA_EXPERIMENTS=ON reads INFINIOP_CUDA_UNARY="threads,unroll"
-     * (128/256/512 and 2/4/8) to benchmark the others. */
+     * -DINFINIOP_CUDA_EXPERIMENTS=ON takes them from INFINIOP_CUDA_UNARY
+     * (bench/experiments/cuda_knobs.h) to benchmark the others. */
     unsigned threads = 128, unroll = 2;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
-    if (const char *e = getenv("INFINIOP_CUDA_UNARY")) {
-        unsigned t = 0, u = 0;
-        if (sscanf(e, "%u,%u", &t, &u) == 2 && (t == 128 || t == 256 || t == 512) && (u == 2 || u == 4 || u == 8))
-            threads = t, unroll = u;
-    }
+    experiment_unary_knobs(&threads, &unroll);
 #endif
     info->cuda.unroll = unroll;
     size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * unroll : 1;
