@@ -5,7 +5,8 @@
 #   3. the C test suite (CTest; GPU tests report "skipped: no GPU" without one)
 #   4. the Python package's tests (pytest, in a virtual environment build/venv
 #      with PyTorch; with INFINIOP_QUICK unset also a fresh-venv `pip install`
-#      that builds the package), then the example decoder (examples/)
+#      that builds the package), the GPU sweep's case generator (bench/),
+#      then the example decoder (examples/)
 #   5. hardening: sanitizer builds, fuzzing, thread and memory checks
 #      (scripts/hardening.sh; skipped with INFINIOP_QUICK=1)
 # Usage: scripts/test.sh            (from anywhere; exits non-zero on failure)
@@ -47,6 +48,8 @@ fi
 "${PIP[@]}" --no-deps -C wheel.cmake=false ./python
 if [ "${INFINIOP_QUICK:-0}" != 1 ]; then export INFINIOP_TEST_INSTALL=${INFINIOP_TEST_INSTALL:-1}; fi
 INFINIOP_LIBRARY_PATH="$PWD/build" build/venv/bin/python -m pytest -q python/tests
+echo "== GPU shape sweep: case generator (and a CPU run of a few cases)"
+INFINIOP_LIBRARY_PATH="$PWD/build" build/venv/bin/python -m pytest -q -p no:cacheprovider bench/test_gpu_sweep.py
 echo "== example (examples/decoder.py: PyTorch vs infiniop operators)"
 INFINIOP_LIBRARY_PATH="$PWD/build" build/venv/bin/python examples/decoder.py --quick
 
