@@ -768,6 +768,7 @@ int main(int argc, char **argv) {
     use_onednn = 0;
 #endif
 
+    printf("infiniop %s, CPU kernels: %s\n", infiniopGetVersion(), infiniopGetCpuIsa());
     if (json_path && !(g_json = fopen(json_path, "w"))) {
         fprintf(stderr, "cannot write %s\n", json_path);
         return 2;
