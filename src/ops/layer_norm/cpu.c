@@ -90,30 +90,55 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
     }
 }
 
-/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
- * converted them once per task). Statistics: infiniop_cpu_row_moments,
- * one pass over memory for most rows (cpu/rowstats.h). */
-INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
-                                    char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
-                                    bool stream) {
-    const infiniopRowLayout *L = &info->rows;
-    size_t D = L->ncols;
-    rowptr_t p = row_pointers(L, t, r, out, stdz, in);
-    const void *x = p.x;
-    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, D, t, true);
-    float K = m.shift, delta = m.delta;
-    float sd = sqrtf(m.var + info->eps);
-    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
+/* A contiguous row's statistics (infiniop_cpu_row_moments: one pass over
+ * memory for most rows, cpu/rowstats.h) and its std output. */
+typedef struct {
+    float K, delta, sd;
+} rowstat_t;
+INFINIOP_ALWAYS_INLINE rowstat_t row_stats(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *std,
+                                           const void *x) {
+    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, info->rows.ncols, t, true);
+    rowstat_t s = {m.shift, m.delta, sqrtf(m.var + info->eps)};
+    infiniop_store_f32(std, infiniop_cpu_row_offset(&info->rows, LN_STD, r), t, s.sd);
+    return s;
+}
+
+/* Columns [j0, j0 + n) of a contiguous row's outputs; weight and bias of
+ * dtype wt at w, b (already offset to column j0). */
+INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt,
+                                         rowptr_t p, size_t j0, size_t n, const void *w, const void *b, rowstat_t s,
+                                         bool stream) {
+    const void *x = V_CAT(p.x, t, j0);
+    void *z = V_AT(p.z, t, j0), *o = V_AT(p.o, t, j0);
     if (info->has_bias) {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, false);
+        if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, true);
+        else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, false);
     } else {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, false);
+        if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, true);
+        else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false);
     }
 }
 
-#define WBUF 4096 /* F16/BF16 weight and bias up to this length: converted to float32 once per task */
+/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_typed
+ * converted or gathered them). */
+INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
+                                    char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
+                                    bool stream) {
+    rowptr_t p = row_pointers(&info->rows, t, r, out, stdz, in);
+    rowstat_t s = row_stats(info, t, r, std, p.x);
+    row_out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, stream);
+}
+
+/* Weight and bias as float32 buffers: F16/BF16 ones converted, strided ones
+ * gathered, WBUF columns at a time, on the stack (no allocation per call). */
+#define WBUF 4096
+/* Rows whose statistics are taken together before their outputs, when a
+ * strided weight or bias row is longer than WBUF: each chunk of weight and
+ * bias is then gathered once per group, not once per row; at most
+ * LN_GROUP rows and LN_GROUP_BYTES of input (the group is read again from
+ * cache for the outputs). */
+#define LN_GROUP 16
+#define LN_GROUP_BYTES ((size_t)256 << 10)
 
 typedef struct {
     const infiniopLayerNormInfo *info;
@@ -123,31 +148,63 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
+/* Columns [j0, j0 + n) of weight (and bias) as float32 into wf, bf. */
+INFINIOP_ALWAYS_INLINE void wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, size_t n, float *wf, float *bf) {
+    const infiniopLayerNormInfo *info = c->info;
+    bool bias = info->has_bias;
+    ptrdiff_t ws = info->w_stride, bs = info->b_stride;
+    size_t j = 0;
+    if (ws == 1 && (!bias || bs == 1)) {
+        for (; j + VL <= n; j += VL) {
+            *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j0 + j), T);
+            if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j0 + j), T);
+        }
+    }
+    for (; j < n; ++j) {
+        wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)(j0 + j) * ws, T);
+        if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)(j0 + j) * bs, T);
+    }
+}
+
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r0, size_t r1) {
-    size_t D = c->info->rows.ncols;
-    if (c->vector && T != INFINI_DTYPE_F32 && D <= WBUF && r1 - r0 > 1) {
-        /* half types: weight and bias as float32, converted once */
+    const infiniopLayerNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    bool wb_unit = info->w_stride == 1 && (!info->has_bias || info->b_stride == 1);
+    if (!c->vector) {
+        for (size_t r = r0; r < r1; ++r) row(info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
+        return;
+    }
+    if (wb_unit && (T == INFINI_DTYPE_F32 || r1 - r0 == 1 || D > WBUF)) {
+        /* weight and bias used as they are */
+        for (size_t r = r0; r < r1; ++r) row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
+    } else {
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
-        bool bias = c->info->has_bias;
-        size_t j = 0;
-        for (; j + VL <= D; j += VL) {
-            *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j), T);
-            if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j), T);
+        if (D <= WBUF) { /* converted or gathered once per task */
+            wb_fill(c, T, 0, D, wf, bf);
+            for (size_t r = r0; r < r1; ++r)
+                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
+        } else { /* strided: groups of rows, statistics first, then the outputs chunk by chunk */
+            size_t G = LN_GROUP_BYTES / (D * infiniop_dtype_size(T));
+            G = G < 1 ? 1 : G > LN_GROUP ? LN_GROUP : G;
+            for (size_t g0 = r0; g0 < r1; g0 += G) {
+                size_t g1 = g0 + G < r1 ? g0 + G : r1;
+                rowptr_t p[LN_GROUP];
+                rowstat_t s[LN_GROUP];
+                for (size_t r = g0; r < g1; ++r) {
+                    p[r - g0] = row_pointers(&info->rows, T, r, c->out, c->stdz, c->in);
+                    s[r - g0] = row_stats(info, T, r, c->std, p[r - g0].x);
+                }
+                for (size_t j0 = 0; j0 < D; j0 += WBUF) {
+                    size_t n = D - j0 < WBUF ? D - j0 : WBUF;
+                    wb_fill(c, T, j0, n, wf, bf);
+                    for (size_t r = g0; r < g1; ++r)
+                        row_out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], c->stream);
+                }
+            }
         }
-        for (; j < D; ++j) {
-            wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)j, T);
-            if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)j, T);
-        }
-        for (size_t r = r0; r < r1; ++r)
-            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
-        if (c->stream) v_stream_fence();
-    } else if (c->vector) {
-        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
-        if (c->stream) v_stream_fence();
-    } else {
-        for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
     }
+    if (c->stream) v_stream_fence();
 }
 
 INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
@@ -163,9 +220,9 @@ infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *
     const infiniopRowLayout *L = &info->rows;
     size_t n = L->nrows;
     size_t bytes = n * L->ncols * infiniop_dtype_size(info->dtype) * 3;
-    bool contiguous = L->ncols == 1 || (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 &&
-                                        L->col_stride[LN_STDZ] == 1 && info->w_stride == 1 &&
-                                        (!info->has_bias || info->b_stride == 1));
+    /* contiguous rows take the vector path whatever the weight's and bias's strides (gathered, rows_typed) */
+    bool contiguous = L->ncols == 1 ||
+                      (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 && L->col_stride[LN_STDZ] == 1);
     ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES};
     infiniop_cpu_parallel_for(n, bytes, layer_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
