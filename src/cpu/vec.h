@@ -591,6 +591,22 @@ INFINIOP_ALWAYS_INLINE vf v_div(vf d, v_div_t dv) {
 #endif
     return d / dv.b;
 }
+/* v_div for a positive divisor with dv.fast, the caller having proved
+ * that every lane d is a zero or within 2^-80 <= |d| <= 2^80 (v_div's
+ * conditions): no lane test. q' = RN(q - (q b - d) y), the same value as
+ * v_div's RN(q + r y); for b > 0 its zero (d = +-0 only) has d's sign,
+ * with no sign fix. */
+INFINIOP_ALWAYS_INLINE vf v_div_pos_inrange(vf d, v_div_t dv) {
+#if V_FMA && VL == 16
+    __m512 q = _mm512_mul_ps((__m512)d, (__m512)dv.y);
+    return (vf)_mm512_fnmadd_ps(_mm512_fmsub_ps(q, (__m512)dv.b, (__m512)d), (__m512)dv.y, q);
+#elif V_FMA
+    __m256 q = _mm256_mul_ps((__m256)d, (__m256)dv.y);
+    return (vf)_mm256_fnmadd_ps(_mm256_fmsub_ps(q, (__m256)dv.b, (__m256)d), (__m256)dv.y, q);
+#else
+    return d / dv.b;
+#endif
+}
 /* v_div for d >= 0 or NaN (softmax's e^(x - m)) with one compare: when
  * d <= 1 (unit: m the maximum), only lanes in (0, 2^-80) need the
  * division; else (m below the maximum: d up to e^88.7) the lanes outside

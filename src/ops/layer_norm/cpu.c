@@ -57,14 +57,16 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
  * (bias and stream compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
                                     infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
-                                    bool stream) {
-    /* z: the division correctly rounded for F32 outputs (v_div); for F16
-     * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
-     * ulp, 2^13 below the half types' rounding step) */
+                                    bool stream, bool inrange) {
+    /* z: the division correctly rounded for F32 outputs (v_div, or
+     * v_div_pos_inrange when the row is proved in range: div_inrange); for
+     * F16 and BF16 outputs times the correctly rounded 1 / sd (within 1
+     * float32 ulp, 2^13 below the half types' rounding step) */
     const bool half = t != INFINI_DTYPE_F32;
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
-#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : v_div((v_load(V_CAT(x, t, (jj)), t) - K) - delta, dv))
+#define LN_DIV(d) (inrange ? v_div_pos_inrange((d), dv) : v_div((d), dv))
+#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : LN_DIV((v_load(V_CAT(x, t, (jj)), t) - K) - delta))
 #define LN_O(v, jj)                                                                                                    \
     (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
@@ -82,23 +84,43 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
     if (j < D) {
         size_t n = D - j;
         vf d = (v_load_n(V_CAT(x, t, j), t, n) - K) - delta;
-        vf v = half ? d * rsd : v_div(d, dv);
+        vf v = half ? d * rsd : LN_DIV(d);
         vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
                       : v * v_load_n(V_CAT(w, wt, j), wt, n);
         v_store_n(V_AT(z, t, j), t, v, n);
         v_store_n(V_AT(o, t, j), t, res, n);
     }
+#undef LN_DIV
+}
+
+/* True when every d = (x - K) - delta of the row is a zero or within
+ * [2^-80, 2^80] and sd is in v_div's fast range, so that F32 outputs may
+ * take v_div_pos_inrange (sd > 0). Upper: |x - K| <= sqrt(S2), S2 = sum
+ * (x - K)^2 = D (var + delta^2) up to the sums' rounding (cpu/rowstats.h;
+ * a factor 4 covers it), and |d| <= |x - K| + |delta| up to a rounding;
+ * a row with an infinity or a NaN has var NaN or infinite and fails.
+ * Lower: for floats a, c != 0, a nonzero RN(a - c) has |RN(a - c)| >=
+ * |c| 2^-25 (|a| < |c| / 2: above |c| / 2; else a and c are multiples of
+ * 2^(e - 24), 2^e <= |c|); with a = x - K, c = delta, or when delta = 0,
+ * d = RN(x - K) with c = K: so |c| >= 2^-55 suffices. */
+INFINIOP_ALWAYS_INLINE bool div_inrange(size_t D, float K, float delta, float var, float sd) {
+    v_div_t dv = v_div_setup(sd);
+    double c = delta != 0.0f ? fabs((double)delta) : fabs((double)K);
+    double hi = 4.0 * (sqrt((double)D * ((double)var + (double)delta * (double)delta)) + fabs((double)delta));
+    return dv.fast && sd > 0.0f && c >= 0x1p-55 && hi <= 0x1p80;
 }
 
 /* A contiguous row's statistics (infiniop_cpu_row_moments: one pass over
  * memory for most rows, cpu/rowstats.h) and its std output. */
 typedef struct {
     float K, delta, sd;
+    bool inrange; /* div_inrange */
 } rowstat_t;
 INFINIOP_ALWAYS_INLINE rowstat_t row_stats(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *std,
                                            const void *x) {
     infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, info->rows.ncols, t, true);
-    rowstat_t s = {m.shift, m.delta, sqrtf(m.var + info->eps)};
+    float sd = sqrtf(m.var + info->eps);
+    rowstat_t s = {m.shift, m.delta, sd, div_inrange(info->rows.ncols, m.shift, m.delta, m.var, sd)};
     infiniop_store_f32(std, infiniop_cpu_row_offset(&info->rows, LN_STD, r), t, s.sd);
     return s;
 }
@@ -110,13 +132,19 @@ INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infi
                                          bool stream) {
     const void *x = V_CAT(p.x, t, j0);
     void *z = V_AT(p.z, t, j0), *o = V_AT(p.o, t, j0);
-    if (info->has_bias) {
-        if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, true);
-        else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, false);
-    } else {
-        if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, true);
-        else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false);
-    }
+#define LN_OUT(ir)                                                                                                     \
+    do {                                                                                                               \
+        if (info->has_bias) {                                                                                          \
+            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, true, ir);                          \
+            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, false, ir);                                \
+        } else {                                                                                                       \
+            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, true, ir);                         \
+            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false, ir);                               \
+        }                                                                                                              \
+    } while (0)
+    if (t == INFINI_DTYPE_F32 && s.inrange) LN_OUT(true);
+    else LN_OUT(false);
+#undef LN_OUT
 }
 
 /* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_typed
