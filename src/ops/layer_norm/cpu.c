@@ -17,6 +17,7 @@
 #include "cpu/rowstats.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Row r's input, output and input_standardization. */
 typedef struct {
@@ -57,11 +58,13 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
  * (bias and stream compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
                                     infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
-                                    bool stream, bool inrange) {
+                                    bool stream, bool proved) {
     /* z: the division correctly rounded for F32 outputs (v_div, or
-     * v_div_pos_inrange when the row is proved in range: div_inrange); for
+     * v_div_pos_inrange when proved: the row is in range, div_inrange); for
      * F16 and BF16 outputs times the correctly rounded 1 / sd (within 1
-     * float32 ulp, 2^13 below the half types' rounding step) */
+     * float32 ulp, 2^13 below the half types' rounding step). BF16 and
+     * proved (no output can be NaN, rows_typed): stores without NaN test. */
+    const bool inrange = proved && t == INFINI_DTYPE_F32, nonan = proved && t == INFINI_DTYPE_BF16;
     const bool half = t != INFINI_DTYPE_F32;
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
@@ -72,7 +75,8 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
     size_t j = 0;
     for (; j + 2 * VL <= D; j += 2 * VL) {
         vf v0 = LN_Z(j), v1 = LN_Z(j + VL);
-        v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
+        if (nonan) v_put2x2_nonan(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
+        else v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
     }
     for (; j + VL <= D; j += VL) {
         vf v = LN_Z(j);
@@ -115,21 +119,25 @@ INFINIOP_ALWAYS_INLINE bool div_inrange(size_t D, float K, float delta, float va
 typedef struct {
     float K, delta, sd;
     bool inrange; /* div_inrange */
+    bool finite;  /* var finite, 1 / sd finite: every z = ((x - K) - delta) / sd is a number (not NaN) */
 } rowstat_t;
 INFINIOP_ALWAYS_INLINE rowstat_t row_stats(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *std,
                                            const void *x) {
     infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, info->rows.ncols, t, true);
     float sd = sqrtf(m.var + info->eps);
-    rowstat_t s = {m.shift, m.delta, sd, div_inrange(info->rows.ncols, m.shift, m.delta, m.var, sd)};
+    rowstat_t s = {m.shift, m.delta, sd, div_inrange(info->rows.ncols, m.shift, m.delta, m.var, sd),
+                   isfinite(m.var) && sd > 0.0f && isfinite(1.0f / sd)};
     infiniop_store_f32(std, infiniop_cpu_row_offset(&info->rows, LN_STD, r), t, s.sd);
     return s;
 }
 
 /* Columns [j0, j0 + n) of a contiguous row's outputs; weight and bias of
- * dtype wt at w, b (already offset to column j0). */
+ * dtype wt at w, b (already offset to column j0); wb_finite: every weight
+ * and bias of these columns is finite, so that with a finite z no output
+ * z w + b (one rounding) is NaN. */
 INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt,
                                          rowptr_t p, size_t j0, size_t n, const void *w, const void *b, rowstat_t s,
-                                         bool stream) {
+                                         bool wb_finite, bool stream) {
     const void *x = V_CAT(p.x, t, j0);
     void *z = V_AT(p.z, t, j0), *o = V_AT(p.o, t, j0);
 #define LN_OUT(ir)                                                                                                     \
@@ -142,7 +150,7 @@ INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infi
             else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false, ir);                               \
         }                                                                                                              \
     } while (0)
-    if (t == INFINI_DTYPE_F32 && s.inrange) LN_OUT(true);
+    if ((t == INFINI_DTYPE_F32 && s.inrange) || (t == INFINI_DTYPE_BF16 && wb_finite && s.finite)) LN_OUT(true);
     else LN_OUT(false);
 #undef LN_OUT
 }
@@ -151,10 +159,10 @@ INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infi
  * converted or gathered them). */
 INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
                                     char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
-                                    bool stream) {
+                                    bool wb_finite, bool stream) {
     rowptr_t p = row_pointers(&info->rows, t, r, out, stdz, in);
     rowstat_t s = row_stats(info, t, r, std, p.x);
-    row_out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, stream);
+    row_out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, wb_finite, stream);
 }
 
 /* Weight and bias as float32 buffers: F16/BF16 ones converted, strided ones
@@ -176,8 +184,9 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
-/* Columns [j0, j0 + n) of weight (and bias) as float32 into wf, bf. */
-INFINIOP_ALWAYS_INLINE void wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, size_t n, float *wf, float *bf) {
+/* Columns [j0, j0 + n) of weight (and bias) as float32 into wf, bf; true
+ * when all are finite. */
+INFINIOP_ALWAYS_INLINE bool wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, size_t n, float *wf, float *bf) {
     const infiniopLayerNormInfo *info = c->info;
     bool bias = info->has_bias;
     ptrdiff_t ws = info->w_stride, bs = info->b_stride;
@@ -192,6 +201,16 @@ INFINIOP_ALWAYS_INLINE void wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, 
         wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)(j0 + j) * ws, T);
         if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)(j0 + j) * bs, T);
     }
+    uint32_t e = 0; /* the largest exponent field */
+    for (j = 0; j < n; ++j) {
+        uint32_t u, v = 0;
+        memcpy(&u, &wf[j], 4);
+        if (bias) memcpy(&v, &bf[j], 4);
+        u &= 0x7f800000u, v &= 0x7f800000u;
+        e = e > u ? e : u;
+        e = e > v ? e : v;
+    }
+    return e < 0x7f800000u;
 }
 
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r0, size_t r1) {
@@ -204,14 +223,15 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
     }
     if (wb_unit && (T == INFINI_DTYPE_F32 || r1 - r0 == 1 || D > WBUF)) {
         /* weight and bias used as they are */
-        for (size_t r = r0; r < r1; ++r) row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
+        for (size_t r = r0; r < r1; ++r)
+            row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, false, c->stream);
     } else {
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
         if (D <= WBUF) { /* converted or gathered once per task */
-            wb_fill(c, T, 0, D, wf, bf);
+            bool fin = wb_fill(c, T, 0, D, wf, bf);
             for (size_t r = r0; r < r1; ++r)
-                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
+                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, fin, c->stream);
         } else { /* strided: groups of rows, statistics first, then the outputs chunk by chunk */
             size_t G = LN_GROUP_BYTES / (D * infiniop_dtype_size(T));
             G = G < 1 ? 1 : G > LN_GROUP ? LN_GROUP : G;
@@ -225,9 +245,9 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
                 }
                 for (size_t j0 = 0; j0 < D; j0 += WBUF) {
                     size_t n = D - j0 < WBUF ? D - j0 : WBUF;
-                    wb_fill(c, T, j0, n, wf, bf);
+                    bool fin = wb_fill(c, T, j0, n, wf, bf);
                     for (size_t r = g0; r < g1; ++r)
-                        row_out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], c->stream);
+                        row_out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, c->stream);
                 }
             }
         }
