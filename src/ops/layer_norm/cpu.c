@@ -196,6 +196,17 @@ INFINIOP_ALWAYS_INLINE bool wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, 
             *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j0 + j), T);
             if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j0 + j), T);
         }
+    } else if (T != INFINI_DTYPE_F32) { /* half types: the bits gathered, converted a vector at a time */
+        const uint16_t *wh = c->w, *bh = c->b;
+        for (; j + VL <= n; j += VL) {
+            uint16_t hw[VL], hb[VL];
+            for (int l = 0; l < VL; ++l) hw[l] = wh[(ptrdiff_t)(j0 + j + (size_t)l) * ws];
+            *(vf_u *)(wf + j) = v_load(hw, T);
+            if (bias) {
+                for (int l = 0; l < VL; ++l) hb[l] = bh[(ptrdiff_t)(j0 + j + (size_t)l) * bs];
+                *(vf_u *)(bf + j) = v_load(hb, T);
+            }
+        }
     }
     for (; j < n; ++j) {
         wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)(j0 + j) * ws, T);
