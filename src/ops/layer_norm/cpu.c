@@ -9,9 +9,10 @@
  * into the deviations.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
- * Rows whose elements (input, outputs, weight, bias) are all contiguous take
- * the vector path (cpu/vec.h), the others the scalar one; rows are split
- * over the OpenMP pool in cache-sized tasks.
+ * Rows whose input and outputs are contiguous take the vector path
+ * (cpu/vec.h), whatever the weight's and bias's strides (gathered into
+ * float32 buffers on the stack when strided), the others the scalar one;
+ * rows are split over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
 #include "cpu/rowstats.h"
