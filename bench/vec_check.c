@@ -16,6 +16,7 @@
  *     most 2^-12 (under half the F16 rounding step, so the rounded result
  *     is within one F16/BF16 ulp of the correctly rounded value);
  *   - v_div (the division by a row constant through Markstein's correction)
+ *     and v_div_pos_inrange (positive divisors, lanes in range or zero)
  *     bit for bit against the division: every float32 significand of the
  *     divisor times random powers of two, against random dividends of every
  *     exponent, zeros, infinities, NaN and subnormals.
@@ -222,6 +223,25 @@ INFINIOP_ALWAYS_INLINE void check_div(result_t *res, uint32_t step) {
 #pragma omp critical
                     wd = d[l], wb = b;
                 }
+            }
+            if (dv.fast && b > 0.0f) {
+                /* v_div_pos_inrange: lanes +-0 or in [2^-80, 2^80] (the ends included) */
+                for (int l = 0; l < VL; ++l) {
+                    uint64_t q = rng_next(&seed);
+                    uint32_t dbits = ((uint32_t)(q >> 32) & 0x807fffffu) | (uint32_t)(((q % 161) + 47) << 23);
+                    if (q % 16 == 0) dbits &= 0x80000000u;
+                    if (q % 16 == 1) dbits = (dbits & 0x80000000u) | (q & 32 ? 0x17800000u : 0x67800000u);
+                    memcpy(&d[l], &dbits, 4);
+                }
+                memcpy(&dvv, d, sizeof dvv);
+                got = v_div_pos_inrange(dvv, dv);
+                want = dvv / dv.b;
+                for (int l = 0; l < VL; ++l)
+                    if (memcmp(&got[l], &want[l], 4) != 0) {
+                        ++bad;
+#pragma omp critical
+                        wd = d[l], wb = b;
+                    }
             }
         }
     }

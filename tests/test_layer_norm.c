@@ -249,6 +249,16 @@ int main(int argc, char **argv) {
                 make_layouts(&rng, &c, lay);
                 run_case(&c, &rng);
             }
+        /* contiguous rows, strided weight and bias, rows longer than the
+         * kernel's weight buffer (gathered in chunks, groups of rows) */
+        for (int k = 0; k < 2; k++) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = k ? 18 : 3; c.shape[1] = k ? 9001 : 7168; c.eps = 1e-5;
+            c.bias = 1; c.lo = -1; c.hi = 1;
+            make_layouts(&rng, &c, 0);
+            c.ws = k ? -2 : 2; c.bs = k ? 3 : -1;
+            run_case(&c, &rng);
+        }
         /* first half of each row apart from the second (mean far from the first elements) */
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 1000; c.eps = 1e-6; c.bias = 1;

@@ -591,6 +591,22 @@ INFINIOP_ALWAYS_INLINE vf v_div(vf d, v_div_t dv) {
 #endif
     return d / dv.b;
 }
+/* v_div for a positive divisor with dv.fast, the caller having proved
+ * that every lane d is a zero or within 2^-80 <= |d| <= 2^80 (v_div's
+ * conditions): no lane test. q' = RN(q - (q b - d) y), the same value as
+ * v_div's RN(q + r y); for b > 0 its zero (d = +-0 only) has d's sign,
+ * with no sign fix. */
+INFINIOP_ALWAYS_INLINE vf v_div_pos_inrange(vf d, v_div_t dv) {
+#if V_FMA && VL == 16
+    __m512 q = _mm512_mul_ps((__m512)d, (__m512)dv.y);
+    return (vf)_mm512_fnmadd_ps(_mm512_fmsub_ps(q, (__m512)dv.b, (__m512)d), (__m512)dv.y, q);
+#elif V_FMA
+    __m256 q = _mm256_mul_ps((__m256)d, (__m256)dv.y);
+    return (vf)_mm256_fnmadd_ps(_mm256_fmsub_ps(q, (__m256)dv.b, (__m256)d), (__m256)dv.y, q);
+#else
+    return d / dv.b;
+#endif
+}
 /* v_div for d >= 0 or NaN (softmax's e^(x - m)) with one compare: when
  * d <= 1 (unit: m the maximum), only lanes in (0, 2^-80) need the
  * division; else (m below the maximum: d up to e^88.7) the lanes outside
@@ -640,10 +656,12 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2(void *p, vf v0, vf v1, bool stream) {
  * vector with its own pack, permutation and NaN select: ~12 operations a
  * vector, ~8 here); false, nothing stored, when a lane is NaN (the caller
  * takes v_put, which keeps NaN payloads as dtype.h does). */
-INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream) {
-    __m256 nan = _mm256_or_ps(_mm256_cmp_ps((__m256)v0, (__m256)v0, _CMP_UNORD_Q),
-                              _mm256_cmp_ps((__m256)v1, (__m256)v1, _CMP_UNORD_Q));
-    if (__builtin_expect(!_mm256_testz_ps(nan, nan), 0)) return false;
+INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2_c(void *p, vf v0, vf v1, bool stream, bool check) {
+    if (check) {
+        __m256 nan = _mm256_or_ps(_mm256_cmp_ps((__m256)v0, (__m256)v0, _CMP_UNORD_Q),
+                                  _mm256_cmp_ps((__m256)v1, (__m256)v1, _CMP_UNORD_Q));
+        if (__builtin_expect(!_mm256_testz_ps(nan, nan), 0)) return false;
+    }
     const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff);
     __m256i u0 = (__m256i)v0, u1 = (__m256i)v1;
     __m256i r0 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u0, half), _mm256_and_si256(_mm256_srli_epi32(u0, 16), one)), 16);
@@ -653,6 +671,9 @@ INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream
     if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
     else _mm256_storeu_si256((__m256i *)p, h);
     return true;
+}
+INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream) {
+    return v_put_bf16x2_avx2_c(p, v0, v1, stream, true);
 }
 #endif
 /* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
@@ -685,6 +706,20 @@ INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, v
 #endif
     v_put2(p, t, a0, a1, stream);
     v_put2(q, t, b0, b1, stream);
+}
+/* v_put2x2 of vectors the caller has proved NaN-free (no lane NaN): on
+ * AVX2 the BF16 pairs skip v_put_bf16x2_avx2's NaN test (the rounding
+ * alone is then dtype.h's); elsewhere v_put2x2. */
+INFINIOP_ALWAYS_INLINE void v_put2x2_nonan(void *p, void *q, infiniDtype_t t, vf a0, vf a1, vf b0, vf b1,
+                                           bool stream) {
+#if defined(__AVX2__) && VL == 8
+    if (t == INFINI_DTYPE_BF16) {
+        v_put_bf16x2_avx2_c(p, a0, a1, stream, false);
+        v_put_bf16x2_avx2_c(q, b0, b1, stream, false);
+        return;
+    }
+#endif
+    v_put2x2(p, q, t, a0, a1, b0, b1, stream);
 }
 /* Store 2 VL zeros: one 64-byte streaming store for an aligned half-type
  * pair on AVX-512, else two v_put_zeros. */

@@ -9,14 +9,16 @@
  * into the deviations.
  * Outputs are written only in the last pass, element j after input[j] is
  * read, so output or input_standardization may alias input exactly.
- * Rows whose elements (input, outputs, weight, bias) are all contiguous take
- * the vector path (cpu/vec.h), the others the scalar one; rows are split
- * over the OpenMP pool in cache-sized tasks.
+ * Rows whose input and outputs are contiguous take the vector path
+ * (cpu/vec.h), whatever the weight's and bias's strides (gathered into
+ * float32 buffers on the stack when strided), the others the scalar one;
+ * rows are split over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
 #include "cpu/rowstats.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Row r's input, output and input_standardization. */
 typedef struct {
@@ -57,20 +59,25 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
  * (bias and stream compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
                                     infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
-                                    bool stream) {
-    /* z: the division correctly rounded for F32 outputs (v_div); for F16
-     * and BF16 outputs times the correctly rounded 1 / sd (within 1 float32
-     * ulp, 2^13 below the half types' rounding step) */
+                                    bool stream, bool proved) {
+    /* z: the division correctly rounded for F32 outputs (v_div, or
+     * v_div_pos_inrange when proved: the row is in range, div_inrange); for
+     * F16 and BF16 outputs times the correctly rounded 1 / sd (within 1
+     * float32 ulp, 2^13 below the half types' rounding step). BF16 and
+     * proved (no output can be NaN, rows_typed): stores without NaN test. */
+    const bool inrange = proved && t == INFINI_DTYPE_F32, nonan = proved && t == INFINI_DTYPE_BF16;
     const bool half = t != INFINI_DTYPE_F32;
     v_div_t dv = v_div_setup(sd);
     vf rsd = v_splat(1.0f / sd);
-#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : v_div((v_load(V_CAT(x, t, (jj)), t) - K) - delta, dv))
+#define LN_DIV(d) (inrange ? v_div_pos_inrange((d), dv) : v_div((d), dv))
+#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : LN_DIV((v_load(V_CAT(x, t, (jj)), t) - K) - delta))
 #define LN_O(v, jj)                                                                                                    \
     (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
     for (; j + 2 * VL <= D; j += 2 * VL) {
         vf v0 = LN_Z(j), v1 = LN_Z(j + VL);
-        v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
+        if (nonan) v_put2x2_nonan(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
+        else v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
     }
     for (; j + VL <= D; j += VL) {
         vf v = LN_Z(j);
@@ -82,38 +89,93 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
     if (j < D) {
         size_t n = D - j;
         vf d = (v_load_n(V_CAT(x, t, j), t, n) - K) - delta;
-        vf v = half ? d * rsd : v_div(d, dv);
+        vf v = half ? d * rsd : LN_DIV(d);
         vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
                       : v * v_load_n(V_CAT(w, wt, j), wt, n);
         v_store_n(V_AT(z, t, j), t, v, n);
         v_store_n(V_AT(o, t, j), t, res, n);
     }
+#undef LN_DIV
 }
 
-/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_body
- * converted them once per task). Statistics: infiniop_cpu_row_moments,
- * one pass over memory for most rows (cpu/rowstats.h). */
+/* True when every d = (x - K) - delta of the row is a zero or within
+ * [2^-80, 2^80] and sd is in v_div's fast range, so that F32 outputs may
+ * take v_div_pos_inrange (sd > 0). Upper: |x - K| <= sqrt(S2), S2 = sum
+ * (x - K)^2 = D (var + delta^2) up to the sums' rounding (cpu/rowstats.h;
+ * a factor 4 covers it), and |d| <= |x - K| + |delta| up to a rounding;
+ * a row with an infinity or a NaN has var NaN or infinite and fails.
+ * Lower: for floats a, c != 0, a nonzero RN(a - c) has |RN(a - c)| >=
+ * |c| 2^-25 (|a| < |c| / 2: above |c| / 2; else a and c are multiples of
+ * 2^(e - 24), 2^e <= |c|); with a = x - K, c = delta, or when delta = 0,
+ * d = RN(x - K) with c = K: so |c| >= 2^-55 suffices. */
+INFINIOP_ALWAYS_INLINE bool div_inrange(size_t D, float K, float delta, float var, float sd) {
+    v_div_t dv = v_div_setup(sd);
+    double c = delta != 0.0f ? fabs((double)delta) : fabs((double)K);
+    double hi = 4.0 * (sqrt((double)D * ((double)var + (double)delta * (double)delta)) + fabs((double)delta));
+    return dv.fast && sd > 0.0f && c >= 0x1p-55 && hi <= 0x1p80;
+}
+
+/* A contiguous row's statistics (infiniop_cpu_row_moments: one pass over
+ * memory for most rows, cpu/rowstats.h) and its std output. */
+typedef struct {
+    float K, delta, sd;
+    bool inrange; /* div_inrange */
+    bool finite;  /* var finite, 1 / sd finite: every z = ((x - K) - delta) / sd is a number (not NaN) */
+} rowstat_t;
+INFINIOP_ALWAYS_INLINE rowstat_t row_stats(const infiniopLayerNormInfo *info, infiniDtype_t t, size_t r, char *std,
+                                           const void *x) {
+    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, info->rows.ncols, t, true);
+    float sd = sqrtf(m.var + info->eps);
+    rowstat_t s = {m.shift, m.delta, sd, div_inrange(info->rows.ncols, m.shift, m.delta, m.var, sd),
+                   isfinite(m.var) && sd > 0.0f && isfinite(1.0f / sd)};
+    infiniop_store_f32(std, infiniop_cpu_row_offset(&info->rows, LN_STD, r), t, s.sd);
+    return s;
+}
+
+/* Columns [j0, j0 + n) of a contiguous row's outputs; weight and bias of
+ * dtype wt at w, b (already offset to column j0); wb_finite: every weight
+ * and bias of these columns is finite, so that with a finite z no output
+ * z w + b (one rounding) is NaN. */
+INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt,
+                                         rowptr_t p, size_t j0, size_t n, const void *w, const void *b, rowstat_t s,
+                                         bool wb_finite, bool stream) {
+    const void *x = V_CAT(p.x, t, j0);
+    void *z = V_AT(p.z, t, j0), *o = V_AT(p.o, t, j0);
+#define LN_OUT(ir)                                                                                                     \
+    do {                                                                                                               \
+        if (info->has_bias) {                                                                                          \
+            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, true, ir);                          \
+            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, false, ir);                                \
+        } else {                                                                                                       \
+            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, true, ir);                         \
+            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false, ir);                               \
+        }                                                                                                              \
+    } while (0)
+    if ((t == INFINI_DTYPE_F32 && s.inrange) || (t == INFINI_DTYPE_BF16 && wb_finite && s.finite)) LN_OUT(true);
+    else LN_OUT(false);
+#undef LN_OUT
+}
+
+/* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_typed
+ * converted or gathered them). */
 INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, size_t r,
                                     char *out, char *stdz, char *std, const char *in, const void *w, const void *b,
-                                    bool stream) {
-    const infiniopRowLayout *L = &info->rows;
-    size_t D = L->ncols;
-    rowptr_t p = row_pointers(L, t, r, out, stdz, in);
-    const void *x = p.x;
-    infiniop_cpu_moments_t m = infiniop_cpu_row_moments(x, 1, D, t, true);
-    float K = m.shift, delta = m.delta;
-    float sd = sqrtf(m.var + info->eps);
-    infiniop_store_f32(std, infiniop_cpu_row_offset(L, LN_STD, r), t, sd);
-    if (info->has_bias) {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, true, false);
-    } else {
-        if (stream) row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, true);
-        else row_out(x, p.z, p.o, w, b, D, t, wt, K, delta, sd, false, false);
-    }
+                                    bool wb_finite, bool stream) {
+    rowptr_t p = row_pointers(&info->rows, t, r, out, stdz, in);
+    rowstat_t s = row_stats(info, t, r, std, p.x);
+    row_out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, wb_finite, stream);
 }
 
-#define WBUF 4096 /* F16/BF16 weight and bias up to this length: converted to float32 once per task */
+/* Weight and bias as float32 buffers: F16/BF16 ones converted, strided ones
+ * gathered, WBUF columns at a time, on the stack (no allocation per call). */
+#define WBUF 4096
+/* Rows whose statistics are taken together before their outputs, when a
+ * strided weight or bias row is longer than WBUF: each chunk of weight and
+ * bias is then gathered once per group, not once per row; at most
+ * LN_GROUP rows and LN_GROUP_BYTES of input (the group is read again from
+ * cache for the outputs). */
+#define LN_GROUP 16
+#define LN_GROUP_BYTES ((size_t)256 << 10)
 
 typedef struct {
     const infiniopLayerNormInfo *info;
@@ -123,31 +185,86 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
+/* Columns [j0, j0 + n) of weight (and bias) as float32 into wf, bf; true
+ * when all are finite. */
+INFINIOP_ALWAYS_INLINE bool wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, size_t n, float *wf, float *bf) {
+    const infiniopLayerNormInfo *info = c->info;
+    bool bias = info->has_bias;
+    ptrdiff_t ws = info->w_stride, bs = info->b_stride;
+    size_t j = 0;
+    if (ws == 1 && (!bias || bs == 1)) {
+        for (; j + VL <= n; j += VL) {
+            *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j0 + j), T);
+            if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j0 + j), T);
+        }
+    } else if (T != INFINI_DTYPE_F32) { /* half types: the bits gathered, converted a vector at a time */
+        const uint16_t *wh = c->w, *bh = c->b;
+        for (; j + VL <= n; j += VL) {
+            uint16_t hw[VL], hb[VL];
+            for (int l = 0; l < VL; ++l) hw[l] = wh[(ptrdiff_t)(j0 + j + (size_t)l) * ws];
+            *(vf_u *)(wf + j) = v_load(hw, T);
+            if (bias) {
+                for (int l = 0; l < VL; ++l) hb[l] = bh[(ptrdiff_t)(j0 + j + (size_t)l) * bs];
+                *(vf_u *)(bf + j) = v_load(hb, T);
+            }
+        }
+    }
+    for (; j < n; ++j) {
+        wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)(j0 + j) * ws, T);
+        if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)(j0 + j) * bs, T);
+    }
+    uint32_t e = 0; /* the largest exponent field */
+    for (j = 0; j < n; ++j) {
+        uint32_t u, v = 0;
+        memcpy(&u, &wf[j], 4);
+        if (bias) memcpy(&v, &bf[j], 4);
+        u &= 0x7f800000u, v &= 0x7f800000u;
+        e = e > u ? e : u;
+        e = e > v ? e : v;
+    }
+    return e < 0x7f800000u;
+}
+
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r0, size_t r1) {
-    size_t D = c->info->rows.ncols;
-    if (c->vector && T != INFINI_DTYPE_F32 && D <= WBUF && r1 - r0 > 1) {
-        /* half types: weight and bias as float32, converted once */
+    const infiniopLayerNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    bool wb_unit = info->w_stride == 1 && (!info->has_bias || info->b_stride == 1);
+    if (!c->vector) {
+        for (size_t r = r0; r < r1; ++r) row(info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
+        return;
+    }
+    if (wb_unit && (T == INFINI_DTYPE_F32 || r1 - r0 == 1 || D > WBUF)) {
+        /* weight and bias used as they are */
+        for (size_t r = r0; r < r1; ++r)
+            row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, false, c->stream);
+    } else {
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
-        bool bias = c->info->has_bias;
-        size_t j = 0;
-        for (; j + VL <= D; j += VL) {
-            *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j), T);
-            if (bias) *(vf_u *)(bf + j) = v_load(V_CAT(c->b, T, j), T);
+        if (D <= WBUF) { /* converted or gathered once per task */
+            bool fin = wb_fill(c, T, 0, D, wf, bf);
+            for (size_t r = r0; r < r1; ++r)
+                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, fin, c->stream);
+        } else { /* strided: groups of rows, statistics first, then the outputs chunk by chunk */
+            size_t G = LN_GROUP_BYTES / (D * infiniop_dtype_size(T));
+            G = G < 1 ? 1 : G > LN_GROUP ? LN_GROUP : G;
+            for (size_t g0 = r0; g0 < r1; g0 += G) {
+                size_t g1 = g0 + G < r1 ? g0 + G : r1;
+                rowptr_t p[LN_GROUP];
+                rowstat_t s[LN_GROUP];
+                for (size_t r = g0; r < g1; ++r) {
+                    p[r - g0] = row_pointers(&info->rows, T, r, c->out, c->stdz, c->in);
+                    s[r - g0] = row_stats(info, T, r, c->std, p[r - g0].x);
+                }
+                for (size_t j0 = 0; j0 < D; j0 += WBUF) {
+                    size_t n = D - j0 < WBUF ? D - j0 : WBUF;
+                    bool fin = wb_fill(c, T, j0, n, wf, bf);
+                    for (size_t r = g0; r < g1; ++r)
+                        row_out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, c->stream);
+                }
+            }
         }
-        for (; j < D; ++j) {
-            wf[j] = infiniop_load_f32(c->w, (ptrdiff_t)j, T);
-            if (bias) bf[j] = infiniop_load_f32(c->b, (ptrdiff_t)j, T);
-        }
-        for (size_t r = r0; r < r1; ++r)
-            row_vec(c->info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, c->stream);
-        if (c->stream) v_stream_fence();
-    } else if (c->vector) {
-        for (size_t r = r0; r < r1; ++r) row_vec(c->info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, c->stream);
-        if (c->stream) v_stream_fence();
-    } else {
-        for (size_t r = r0; r < r1; ++r) row(c->info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
     }
+    if (c->stream) v_stream_fence();
 }
 
 INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
@@ -163,9 +280,9 @@ infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *
     const infiniopRowLayout *L = &info->rows;
     size_t n = L->nrows;
     size_t bytes = n * L->ncols * infiniop_dtype_size(info->dtype) * 3;
-    bool contiguous = L->ncols == 1 || (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 &&
-                                        L->col_stride[LN_STDZ] == 1 && info->w_stride == 1 &&
-                                        (!info->has_bias || info->b_stride == 1));
+    /* contiguous rows take the vector path whatever the weight's and bias's strides (gathered, rows_typed) */
+    bool contiguous = L->ncols == 1 ||
+                      (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 && L->col_stride[LN_STDZ] == 1);
     ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES};
     infiniop_cpu_parallel_for(n, bytes, layer_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
