@@ -5,8 +5,9 @@ NVTX range named "prof", for a profiler to pick up (one kernel per case):
     ncu --clock-control none --nvtx --nvtx-include "prof/" \\
         --section SpeedOfLight ... python3 bench/gpu_profile.py [--cases REGEX]
 
-The cases, shapes and inputs are those of bench/gpu_bench.py. The order of
-the kernels in the profiler's report is the order printed here.
+The cases are those of bench/gpu_bench.py, built by bench/gpu_harness.py
+(the inputs the bench times). The order of the kernels in the profiler's
+report is the order printed here.
 """
 
 import argparse
@@ -16,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_bench  # noqa: E402
+import gpu_harness  # noqa: E402
 
 
 def main():
@@ -29,7 +31,7 @@ def main():
     dev = torch.device("cuda", torch.cuda.current_device())
     cases = [c for c in gpu_bench.CASES if not args.cases or re.search(args.cases, c.name)]
     for c in cases:
-        built = gpu_bench.build_case(torch, c, c.shape, dev, 1, infiniop)
+        built = gpu_harness.build(torch, c, dev, 1, infiniop)
         for _ in range(3):
             built.lib(0)
         torch.cuda.synchronize()
@@ -41,10 +43,10 @@ def main():
         if args.peers:
             f = next(iter(built.eager.values()))
             for _ in range(3):
-                f(*built.args(0))
+                f(0)
             torch.cuda.synchronize()
             torch.cuda.nvtx.range_push("prof")
-            f(*built.args(0))
+            f(0)
             torch.cuda.nvtx.range_pop()
             torch.cuda.synchronize()
             print(f"profiled: {c.name} (eager)", flush=True)
