@@ -1385,7 +1385,7 @@ def text_chart(doc):
         for r in doc["cases"]:
             if r["op"] != op or not r.get("ratio"):
                 continue
-            k = int(round(4 * math.log2(r["ratio"])))
+            k = max(-12, int(round(4 * math.log2(r["ratio"]))))
             bar = (" " * max(0, 12 + k) + "#" * -k + "|") if k < 0 else (" " * 12 + "|" + "#" * min(k, 40))
             pct = f"{r['pct_copy']:5.1f}%" if "pct_copy" in r else "      "
             L.append(f"  {r['ratio']:6.2f}x {pct} {bar:54s} {r['case']}")

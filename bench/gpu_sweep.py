@@ -388,8 +388,36 @@ def parse_args(argv):
     p.add_argument("--graph-below-us", type=float, default=50.0,
                    help="also graph replays where the same-bytes copy is faster than this (us; default 50)")
     p.add_argument("--out", help="directory for sweep.md, sweep.json, sweep.png (default: $OUT)")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="join the sweep.json files of several shards into one "
+                   "sweep.md/.json/.png in --out (no GPU needed)")
     p.add_argument("--chart", metavar="JSON", help=argparse.SUPPRESS)
     return p.parse_args(argv)
+
+
+def merge(paths, out_dir):
+    """One report from the sweep.json of several shards (cases in the order
+    given; the summary recomputed over all of them)."""
+    import json
+    docs = [json.load(open(p)) for p in paths]
+    seen, cs = set(), []
+    for d in docs:
+        for r in d["cases"]:
+            if r["case"] not in seen:
+                seen.add(r["case"])
+                cs.append(r)
+    doc = dict(docs[0], cases=cs, summary=H.summarize(cs), shard="merged: " + ", ".join(str(d.get("shard")) for d in docs),
+               elapsed_s=sum(d.get("elapsed_s", 0.0) for d in docs),
+               commit=", ".join(sorted({str(d.get("commit")) for d in docs})))
+    os.makedirs(out_dir, exist_ok=True)
+    files = H.write_outputs(out_dir, "sweep", doc, "infiniop-c GPU shape sweep", os.path.abspath(__file__))
+    for line in H.summary_lines(doc["summary"], doc.get("cpu_check")):
+        print(line)
+    n_not_run = sum(r["status"] == "not run" for r in cs)
+    n_failed = sum(r["status"] == "failed" for r in cs)
+    print(f"sweep: {len(cs)} cases, {len(cs) - n_not_run} run, {n_not_run} not run, {n_failed} failed; "
+          f"{doc['elapsed_s']:.0f} s (shards together)")
+    print(f"wrote {', '.join(files)}")
+    return 1 if n_failed else 0
 
 
 def select(args):
@@ -466,6 +494,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.chart:
         return H.chart_from_json(args.chart, "sweep.png")
+    if args.merge:
+        return merge(args.merge, args.out or os.environ.get("OUT") or ".")
     try:
         cs = select(args)
     except re.error as e:

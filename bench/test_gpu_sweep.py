@@ -188,3 +188,89 @@ def test_cpu_end_to_end(tmp_path):
     assert doc["cases"] and all(c["check"]["ok"] for c in doc["cases"])
     assert set(doc["summary"]) == set(gs.OPS)
     assert (tmp_path / "sweep.md").exists()
+
+
+def test_issue19_cases_present():
+    names = {c.name for c in ALL}
+    for op in gs.OPS:
+        for r in (1, 2, 4, 8):
+            assert f"{op} bf16 {r}x4096" in names, (op, r)
+        assert f"{op} bf16 1x65536" in names, op
+        assert any(c.cat == "odd" for c in by_op(op)), op
+    for n in ("causal_softmax f16 12x197x197", "causal_softmax bf16 32x7x1031", "causal_softmax f16 40x777x777",
+              "causal_softmax bf16 2x16x1500x1500", "sigmoid bf16 5000x5000 transposed", "silu bf16 3571x7814 bcast:0",
+              "sigmoid bf16 3571x7814 bcast:0", "layer_norm bf16 4096x768 transposed", "add_rms_norm bf16 256x65536",
+              "add_rms_norm bf16 4096x768", "layer_norm bf16 8192x768"):
+        assert n in names, n
+
+
+def test_case_spec_round_trip_and_seed():
+    for c in ALL[::7]:
+        d = gs.Case.from_spec(c.spec())
+        assert d.key() == c.key() and d.name == c.name
+        assert gs.seed_of(c) == gs.seed_of(d)
+
+
+def test_two_shards_cover_the_list():
+    class A:
+        seed, random, ops, category, cases, device, quick = 0, 16, None, None, None, "cuda", False
+    a, b = A(), A()
+    a.shard, b.shard = "0/2", "1/2"
+    names = [c.name for c in gs.select(a)] + [c.name for c in gs.select(b)]
+    assert sorted(names) == sorted(c.name for c in ALL) and len(set(names)) == len(names)
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except Exception:
+        return None
+
+
+@pytest.mark.skipif(_torch() is None, reason="needs torch")
+def test_peers_do_the_library_work():
+    """Eager silu/sigmoid write into the set's own output (out=); every peer
+    output is contiguous, also for transposed and broadcast inputs; the
+    timing rounds give every implementation a time."""
+    import gpu_harness as H
+    torch = _torch()
+    dev = torch.device("cpu")
+    for case in (gs.Case("sigmoid", "f32", (33, 17), layout="transposed"), gs.Case("silu", "f32", (9, 31), layout="bcast:0"),
+                 gs.Case("layer_norm", "f32", (12, 40), layout="transposed"),
+                 gs.Case("causal_softmax", "f32", (3, 5, 9), layout="permuted:1,0,2"),
+                 gs.Case("add_rms_norm", "f32", (4, 3, 16), layout="permuted:1,0,2")):
+        B = H.build(torch, case, dev, 2, None, seed=3)
+        for name, f in B.eager.items():
+            out = f(1)
+            assert all(o.is_contiguous() for o in out), (case.name, name)
+            assert H.check(torch, case, [(n, t if n in ("w", "bias") else t) for n, t in B.check_inputs()],
+                           f(0)).ok, (case.name, name)
+            if case.op in ("silu", "sigmoid"):
+                assert out[0].data_ptr() == B.sets[1]["y"].data_ptr(), case.name
+        nat = B.natural(*B.args(0))
+        assert all(o.is_contiguous() for o in nat), case.name
+        assert H.check(torch, case, B.check_inputs(), nat).ok, case.name
+    t = H.Timer(torch, dev, 3).rounds({"a": (lambda i: torch.ones(8), None), "b": (lambda i: 1 / 0, None)}, 2, False)
+    assert t["a"][0] > 0 and isinstance(t["b"], ZeroDivisionError)
+
+
+def test_merge_and_text_chart(tmp_path):
+    import gpu_harness as H
+    def res(name, op, ratio):
+        return {"case": name, "op": op, "status": "ok", "bytes": 1000, "impls": {"infiniop": {"time_us": 1.0, "timing": "graph"}},
+                "ratio": ratio, "pct_copy": 50.0, "category": "x", "errors": [], "notes": []}
+    for k, rs in enumerate(([res("a", "silu", 0.5)], [res("b", "silu", 2.0), res("c", "sigmoid", 1.0)])):
+        d = tmp_path / f"s{k}"
+        d.mkdir()
+        json.dump({"device": "d", "device_info": "d", "torch": "t", "cuda": "c", "commit": "x", "cpu_check": True,
+                   "shard": f"{k}/2", "elapsed_s": 1.0, "cases": rs, "summary": H.summarize(rs)}, open(d / "sweep.json", "w"))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "gpu_sweep.py"), "--merge", str(tmp_path / "s0" / "sweep.json"),
+                        str(tmp_path / "s1" / "sweep.json"), "--out", str(tmp_path / "m")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(tmp_path / "m" / "sweep.json"))
+    assert len(doc["cases"]) == 3
+    assert abs(doc["summary"]["silu"]["geomean_ratio"] - 1.0) < 1e-9 and doc["summary"]["silu"]["min_ratio"] == 0.5
+    txt = (tmp_path / "m" / "sweep-chart.txt").read_text()
+    assert "silu: min 0.50x, geomean 1.00x" in txt

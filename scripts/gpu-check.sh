@@ -9,34 +9,41 @@
 # optionally Python 3 with numpy/PyTorch/pytest for the Python tests. No
 # network. Logs go to $OUT (default: ./gpu-check-out):
 #   build.log ctest.log pytest.log memcheck.log racecheck.log summary.txt
-#   (+ with INFINIOP_GPU_BENCH=1: bench.log bench.txt bench.json bench.png,
-#    sweep.log sweep.md sweep.json sweep.png)
+#   (+ bench: bench.log bench.txt bench.md bench.json bench.png;
+#    sweep: sweep.log sweep.md sweep.json sweep.png sweep-chart.txt)
 #
 # Environment:
 #   OUT                      log folder
 #   INFINIOP_CUDA_ARCH       CMAKE_CUDA_ARCHITECTURES (default 90)
+#   INFINIOP_GPU_CHECK_STAGES  the stages to run after the build, space- or
+#                            comma-separated: tests (ctest, pytest),
+#                            sanitizers, bench, sweep (default "tests
+#                            sanitizers", plus "bench sweep" with
+#                            INFINIOP_GPU_BENCH=1). With neither tests nor
+#                            sanitizers only the two libraries are built.
 #   INFINIOP_GPU_CHECK_BUDGET  seconds by which the sanitizer runs must end:
 #                            each program gets at most 150 s and what would
 #                            start later is skipped (default 480)
-#   INFINIOP_GPU_BENCH=1     also run bench/gpu_bench.py --quick (off by
-#                            default: it needs minutes, and its table, JSON
-#                            and plot go to $OUT too);
-#   INFINIOP_GPU_BENCH_ARGS  more arguments for it, e.g.
-#                            "--no-compile --out /tmp/bench" (table in
-#                            bench.log only)
-#                            INFINIOP_GPU_BENCH=1 then runs the shape sweep
-#                            bench/gpu_sweep.py --quick (many shapes, views
-#                            and dtypes against the same peers; its
-#                            sweep.md, sweep.json, sweep.png go to $OUT);
-#   INFINIOP_GPU_SWEEP_BUDGET  its time budget in seconds (default 210); it
-#                            is cut to what is left of INFINIOP_GPU_CHECK_LIMIT
+#   INFINIOP_GPU_BENCH=1     also run bench/gpu_bench.py --quick (table,
+#                            JSON and chart to $OUT) and the shape sweep
+#   INFINIOP_GPU_BENCH_ARGS  more arguments for the bench, e.g. "--no-compile"
+#   INFINIOP_GPU_SWEEP_SHARD which part of the sweep (bench/gpu_sweep.py) the
+#                            sweep stage runs: K/N (every N-th case from the
+#                            K-th of its run order) or "all" (default 0/2).
+#                            The whole sweep in two commands of the GPU
+#                            machine:
+#                              INFINIOP_GPU_CHECK_STAGES=sweep INFINIOP_GPU_SWEEP_SHARD=0/2 scripts/gpu-check.sh
+#                              INFINIOP_GPU_CHECK_STAGES=sweep INFINIOP_GPU_SWEEP_SHARD=1/2 scripts/gpu-check.sh
+#                            then bench/gpu_sweep.py --merge A/sweep.json
+#                            B/sweep.json --out DIR joins the two.
+#   INFINIOP_GPU_SWEEP_BUDGET  its time budget in seconds (default: what is
+#                            left of INFINIOP_GPU_CHECK_LIMIT less 40 s)
 #   INFINIOP_GPU_CHECK_LIMIT seconds the whole script must end within
 #                            (default 570: the GPU machine's 600 s a command)
-#   INFINIOP_GPU_SWEEP_ARGS  more arguments for the sweep, e.g. "--shard 0/2"
-#                            or "--ops silu,sigmoid"
-# Exit status: 0 when the build, every test and both sanitizers are clean
-# (and, when it ran, no sweep case mismatched float64 or failed in the
-# library).
+#   INFINIOP_GPU_SWEEP_ARGS  more arguments for the sweep, e.g. "--ops silu,sigmoid"
+# Exit status: 0 when every stage that ran passed: the build, every test,
+# both sanitizers clean, the bench's cases matched, and the sweep ran every
+# case of its shard with no mismatch against float64 and no library error.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -51,6 +58,9 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 status=0
 step() { printf '\n== [%4ss] %s\n' "$(elapsed)" "$*"; }
+STAGES=${INFINIOP_GPU_CHECK_STAGES:-"tests sanitizers$([ "${INFINIOP_GPU_BENCH:-0}" = 1 ] && echo " bench sweep" || true)"}
+STAGES=" ${STAGES//,/ } "
+want() { [[ $STAGES == *" $1 "* ]]; }
 
 # ------------------------------------------------------------------ device
 step "device"
@@ -69,9 +79,11 @@ step "configure and build (CMAKE_CUDA_ARCHITECTURES=$ARCH, $JOBS jobs) -> $OUT/b
 GEN=()
 command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
 build_ok=1
+TARGETS=()
+want tests || want sanitizers || TARGETS=(--target infiniop infinirt)
 if ! { cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON \
          -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DINFINIOP_BUILD_BENCH=OFF &&
-       cmake --build "$BUILD" -j "$JOBS"; } >"$OUT/build.log" 2>&1; then
+       cmake --build "$BUILD" -j "$JOBS" ${TARGETS[@]+"${TARGETS[@]}"}; } >"$OUT/build.log" 2>&1; then
   build_ok=0
   status=1
   tail -n 40 "$OUT/build.log"
@@ -83,7 +95,7 @@ echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(elapsed) s)"
 CTEST_LINE="not run"
 CTEST_SKIPPED="-"
 GPU_LINE="not run"
-if [ $build_ok = 1 ]; then
+if [ $build_ok = 1 ] && want tests; then
   step "ctest (all tests, cpu and gpu labels) -> $OUT/ctest.log"
   set +e
   ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 900 >"$OUT/ctest.log" 2>&1
@@ -102,7 +114,7 @@ if [ $build_ok = 1 ]; then
 fi
 
 PYTEST_LINE="not run"
-if [ $build_ok = 1 ] && [ -d python/tests ]; then
+if [ $build_ok = 1 ] && want tests && [ -d python/tests ]; then
   if python3 -c "import numpy, pytest" >/dev/null 2>&1; then
     step "python tests -> $OUT/pytest.log"
     set +e
@@ -172,7 +184,10 @@ run_sanitizer() { # tool log
   [ "$total" = 0 ] || status=1
   grep -E "^== .*errors \(" "$log" || true
 }
-if [ $build_ok = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+if ! want sanitizers; then
+  SAN_ERRORS[memcheck]="not run"; SAN_ERRORS[racecheck]="not run"
+  SAN_RUNS[memcheck]="stage not selected"; SAN_RUNS[racecheck]="stage not selected"
+elif [ $build_ok = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   step "compute-sanitizer memcheck -> $OUT/memcheck.log"
   run_sanitizer memcheck "$OUT/memcheck.log"
   step "compute-sanitizer racecheck -> $OUT/racecheck.log"
@@ -183,43 +198,51 @@ else
   status=1
 fi
 
-# ------------------------------------------------------------------ benchmark (later issue)
-BENCH_LINE="not run (INFINIOP_GPU_BENCH=1 runs bench/gpu_bench.py --quick)"
-if [ $build_ok = 1 ] && [ -f bench/gpu_bench.py ] && [ "${INFINIOP_GPU_BENCH:-0}" = 1 ]; then
+# ------------------------------------------------------------------ benchmark
+BENCH_LINE="not run (stage bench: INFINIOP_GPU_BENCH=1)"
+if [ $build_ok = 1 ] && want bench; then
   step "benchmark -> $OUT/bench.log"
   set +e
   PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
-    timeout 300 python3 bench/gpu_bench.py --quick ${INFINIOP_GPU_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+    timeout 300 python3 bench/gpu_bench.py --quick --out "$OUT" ${INFINIOP_GPU_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
   rc=$?
   set -e
+  [ $rc = 0 ] || status=1
   BENCH_LINE="exit $rc, see bench.log; $(grep -E '^targets met' "$OUT/bench.log" | tail -n 1 || true)"
 fi
 
 # ------------------------------------------------------------------ shape sweep
-# After the bench, within what is left of the command's limit: the sweep
-# stops starting cases at its budget, then writes its table, JSON and chart.
-SWEEP_LINE="not run (INFINIOP_GPU_BENCH=1 runs bench/gpu_sweep.py --quick)"
-if [ $build_ok = 1 ] && [ -f bench/gpu_sweep.py ] && [ "${INFINIOP_GPU_BENCH:-0}" = 1 ]; then
-  SWEEP_BUDGET=${INFINIOP_GPU_SWEEP_BUDGET:-210}
+# Within what is left of the command's limit: the sweep stops starting cases
+# at its budget, then writes its table, JSON and chart. The stage passes when
+# every case of its shard ran, matched float64 and raised no library error.
+SWEEP_LINE="not run (stage sweep: INFINIOP_GPU_BENCH=1 or INFINIOP_GPU_CHECK_STAGES=sweep)"
+if [ $build_ok = 1 ] && want sweep; then
   LIMIT=${INFINIOP_GPU_CHECK_LIMIT:-570}
-  # 70 s for the last case, the files and the chart: past budget + 50 s
-  # the sweep gets SIGTERM (it then writes what it measured), 15 s later KILL
-  left=$((LIMIT - $(elapsed) - 70))
+  SHARD=${INFINIOP_GPU_SWEEP_SHARD:-0/2}
+  SHARD_ARGS=()
+  [ "$SHARD" = all ] || SHARD_ARGS=(--shard "$SHARD")
+  # 40 s for the last case, the files and the chart: past budget + 30 s the
+  # sweep gets SIGTERM (it then writes what it measured), 10 s later KILL
+  left=$((LIMIT - $(elapsed) - 40))
+  SWEEP_BUDGET=${INFINIOP_GPU_SWEEP_BUDGET:-$left}
   [ $left -lt "$SWEEP_BUDGET" ] && SWEEP_BUDGET=$left
   if [ "$SWEEP_BUDGET" -lt 30 ]; then
-    SWEEP_LINE="not run (only $((left + 70)) s left of the ${LIMIT} s limit)"
+    SWEEP_LINE="not run (only $((left + 40)) s left of the ${LIMIT} s limit)"
+    status=1
   else
-    step "shape sweep (budget $SWEEP_BUDGET s) -> $OUT/sweep.log, sweep.md, sweep.json, sweep.png"
+    step "shape sweep, shard $SHARD (budget $SWEEP_BUDGET s) -> $OUT/sweep.log, sweep.md, sweep.json, sweep.png"
     set +e
     PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
-      timeout -k 15 $((SWEEP_BUDGET + 50)) python3 bench/gpu_sweep.py --quick --budget "$SWEEP_BUDGET" --out "$OUT" \
-      ${INFINIOP_GPU_SWEEP_ARGS:-} >"$OUT/sweep.log" 2>&1
+      timeout -k 10 $((SWEEP_BUDGET + 30)) python3 bench/gpu_sweep.py --quick ${SHARD_ARGS[@]+"${SHARD_ARGS[@]}"} --budget "$SWEEP_BUDGET" \
+      --out "$OUT" ${INFINIOP_GPU_SWEEP_ARGS:-} >"$OUT/sweep.log" 2>&1
     rc=$?
     set -e
-    # a case mismatched float64 or the library failed (also when stopped by the timeout, rc 124)
-    if [ $rc = 1 ] || grep -qE "^!!! [0-9]+ case\(s\) FAILED" "$OUT/sweep.log"; then status=1; fi
+    # a case mismatched float64 or the library failed, it could not run, or
+    # cases of the shard were not run (budget or timeout)
+    if [ $rc != 0 ] || grep -qE "^!!! [0-9]+ case\(s\) FAILED" "$OUT/sweep.log" ||
+       ! grep -qE "^sweep: .* 0 not run, 0 failed" "$OUT/sweep.log"; then status=1; fi
     sed -n '/^summary per operator/,/^sweep:/p' "$OUT/sweep.log" || true
-    SWEEP_LINE="exit $rc, see sweep.log, sweep.md; $(grep -E '^sweep:' "$OUT/sweep.log" | tail -n 1 || true)"
+    SWEEP_LINE="shard $SHARD, exit $rc, see sweep.log, sweep.md; $(grep -E '^sweep:' "$OUT/sweep.log" | tail -n 1 || true)"
   fi
 fi
 
@@ -227,6 +250,7 @@ fi
 {
   echo "==================== gpu-check summary ===================="
   echo "device:     $DEVICE"
+  echo "stages:    $STAGES"
   echo "build:      $([ $build_ok = 1 ] && echo ok || echo FAILED) (CUDA architectures $ARCH)"
   echo "ctest:      $CTEST_LINE; $CTEST_SKIPPED skipped"
   echo "gpu tests:  $GPU_LINE"
