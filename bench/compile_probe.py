@@ -17,7 +17,7 @@ and Triton caches, so every compile is cold):
   lazy       import infiniop before torch, load the library, no torch op
 
 The compilations: the bench's add_rms_norm bf16 16384x8192 and causal_softmax
-bf16 32x2048x2048 natural functions (the cases that failed), and, where the
+bf16 32x2048x2048 natural functions (two of the cases that failed), and, where the
 package is there, the pytest case (the ops through torch.ops.infiniop,
 mode="reduce-overhead"). Prints one line per variant and compilation, and
 the traceback's tail of each failure.
@@ -82,8 +82,7 @@ def child(variant):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import gpu_harness as H
     results = []
-    cases = (H.Case("add_rms_norm", "bf16", (16384, 8192)), H.Case("causal_softmax", "bf16", (32, 2048, 2048)),
-             H.Case("layer_norm", "bf16", (4096, 768), layout="transposed"), H.Case("silu", "f16", (65536,)))
+    cases = (H.Case("add_rms_norm", "bf16", (16384, 8192)), H.Case("causal_softmax", "bf16", (32, 2048, 2048)))
     if DEV == "cpu":
         cases = (H.Case("add_rms_norm", "bf16", (16, 64)), H.Case("silu", "f16", (655,)))
     for case in cases:
@@ -137,12 +136,14 @@ def main():
         procs[v] = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", v], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines, log = [], []
+    deadline = time.monotonic() + float(os.environ.get("PROBE_TIMEOUT", "400"))
     for v, p in procs.items():
         try:
-            text, _ = p.communicate(timeout=400)
+            text, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             p.kill()
-            text = "(timeout)"
+            text, _ = p.communicate()
+            text = (text or "") + "\n(timeout)"
         log.append(f"===== {v} (exit {p.returncode})\n{text}")
         doc = None
         for ln in text.splitlines():
