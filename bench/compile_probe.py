@@ -12,7 +12,8 @@ and Triton caches, so every compile is cold):
   import     + import infiniop (registers torch.ops.infiniop.*), no library
   load       + load the library (as the bench: version, CPU ISA, devices)
   ops        + run library ops on the GPU and capture one in a CUDA graph
-  local      as ops, the library loaded RTLD_LOCAL instead of RTLD_GLOBAL
+  global     as ops, the library loaded RTLD_GLOBAL (the package's mode before
+             the fix; it now loads RTLD_LOCAL)
   ctypes     torch + the two .so files through ctypes (RTLD_GLOBAL), no package
   lazy       import infiniop before torch, load the library, no torch op
 
@@ -33,7 +34,7 @@ import tempfile
 import time
 import traceback
 
-VARIANTS = ("torch", "import", "load", "ops", "local", "ctypes", "lazy")
+VARIANTS = ("torch", "import", "load", "ops", "global", "ctypes", "lazy")
 DEV = os.environ.get("PROBE_DEVICE", "cuda")  # cpu: a smoke test of this script (small shapes, no graphs)
 
 
@@ -45,15 +46,15 @@ def child(variant):
         infiniop.load_library(os.environ.get("INFINIOP_LIBRARY_PATH"))
         infiniop.device_count()
     import torch
-    if variant in ("import", "load", "ops", "local"):
-        if variant == "local":
-            os.RTLD_GLOBAL = 0  # the package reads it when it opens the library
+    if variant in ("import", "load", "ops", "global"):
+        if variant == "global":
+            os.RTLD_LOCAL = os.RTLD_GLOBAL  # the package reads it when it opens the library
         import infiniop
         if variant != "import":
             infiniop.load_library(os.environ.get("INFINIOP_LIBRARY_PATH"))
             steps.append(f"{infiniop.library_path()} {infiniop.library_version()} {infiniop.cpu_isa()} "
                          f"devices {infiniop.device_count()}")
-        if variant in ("ops", "local") and DEV == "cuda":
+        if variant in ("ops", "global") and DEV == "cuda":
             x = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
             w = torch.ones(4096, device="cuda", dtype=torch.bfloat16)
             y = torch.empty_like(x)
@@ -90,7 +91,7 @@ def child(variant):
                                                         "seed": 1}, time_it=False)
         results.append({"what": case.name, "ok": r["ok"], "error": r.get("error"), "traceback": r.get("traceback"),
                         "compile_s": r.get("compile_s")})
-    if variant in ("load", "ops", "local", "lazy") and DEV == "cuda":
+    if variant in ("load", "ops", "global", "lazy") and DEV == "cuda":
         import infiniop
         try:
             torch._dynamo.reset()

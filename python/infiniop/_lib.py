@@ -10,8 +10,10 @@ Discovery order (the first that exists wins):
    running straight from the repository;
 5. the system loader (``ldconfig`` cache, ``LD_LIBRARY_PATH``).
 
-``libinfinirt`` is always loaded first, with ``RTLD_GLOBAL``, from the same
-directory as ``libinfiniop``, so that both share one runtime.
+``libinfinirt`` is always loaded first, from the same directory as
+``libinfiniop``, so that both share one runtime (libinfiniop's dependency on
+it resolves to the copy already loaded, by its soname). Both are opened
+``RTLD_LOCAL`` (see ``_mode``).
 """
 
 from __future__ import annotations
@@ -71,8 +73,18 @@ def _find_in_dir(d: Path):
     return None
 
 
+def _mode() -> int:
+    """RTLD_LOCAL: the libraries' symbols stay out of the process's global
+    scope. A build that links the C++ runtime statically exports it (seen on
+    the GPU machine: ~4,200 libstdc++ symbols, __cxa_throw, operator new,
+    typeinfos); made global with RTLD_GLOBAL it interposed on every C++
+    extension bound later, and torch.compile's Triton compiler failed with
+    "SystemError: ... returned NULL without setting an exception"."""
+    return getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 0)
+
+
 def _open(op_path, rt_path) -> tuple[ctypes.CDLL, ctypes.CDLL]:
-    mode = getattr(os, "RTLD_GLOBAL", 0) | getattr(os, "RTLD_NOW", 0)
+    mode = _mode()
     if rt_path is None:
         raise OSError(f"libinfinirt was not found beside {op_path}")
     rt = ctypes.CDLL(str(rt_path), mode=mode)
@@ -163,7 +175,7 @@ def load_library(path=None) -> _Lib:
         errors = []
         for rname, oname in (("libinfinirt.so", "libinfiniop.so"), ("libinfinirt.so.0", "libinfiniop.so.0")):
             try:
-                mode = getattr(os, "RTLD_GLOBAL", 0) | getattr(os, "RTLD_NOW", 0)
+                mode = _mode()
                 rt = ctypes.CDLL(rname, mode=mode)
                 op = ctypes.CDLL(oname, mode=mode)
             except OSError as e:
