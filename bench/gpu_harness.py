@@ -1223,27 +1223,27 @@ def run(env, cases, *, budget, compile_on, opts, print_case, seed_of, precompile
     peer = None
     pre = {}
     dev_name = str(env.device)
-    if compile_on:
-        procs = processes or max(1, min(8, (os.cpu_count() or 2) // 2))
-        if env.cpu:
-            procs = 1
-        log(f"precompile: torch.compile of {len(cases)} peers in {procs} torch-only processes "
-            f"(at most {precompile_share * budget:.0f} s)")
-
-        def opts_of(c):
-            n_sets, n_calls, graph, _ = plan(c, env.cpu, env.l2, opts)
-            return {"n_sets": 1, "n_calls": n_calls, "graph": graph, "reps": env.reps, "seed": seed_of(c)}
-        pre = precompile(cases, dev_name, opts_of, procs, t0 + precompile_share * budget)
-        nok = sum(1 for r in pre.values() if r.get("ok"))
-        bad = [(n, r.get("error")) for n, r in pre.items() if not r.get("ok")]
-        log(f"precompile: {nok} of {len(cases)} compiled, {len(bad)} failed, "
-            f"{len(cases) - len(pre)} not reached; {time.monotonic() - t0:.0f} s")
-        for n, e in bad[:10]:
-            log(f"  precompile failed: {n}: {e}")
-        peer = PeerWorker(dev_name)
     stop_reason = None
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if compile_on:
+            procs = processes or max(1, min(8, (os.cpu_count() or 2) // 2))
+            if env.cpu:
+                procs = 1
+            log(f"precompile: torch.compile of {len(cases)} peers in {procs} torch-only processes "
+                f"(at most {precompile_share * budget:.0f} s)")
+
+            def opts_of(c):
+                n_sets, n_calls, graph, _ = plan(c, env.cpu, env.l2, opts)
+                return {"n_sets": 1, "n_calls": n_calls, "graph": graph, "reps": env.reps, "seed": seed_of(c)}
+            pre = precompile(cases, dev_name, opts_of, procs, t0 + precompile_share * budget)
+            nok = sum(1 for r in pre.values() if r.get("ok"))
+            bad = [(n, r.get("error")) for n, r in pre.items() if not r.get("ok")]
+            log(f"precompile: {nok} of {len(cases)} compiled, {len(bad)} failed, "
+                f"{len(cases) - len(pre)} not reached; {time.monotonic() - t0:.0f} s")
+            for n, e in bad[:10]:
+                log(f"  precompile failed: {n}: {e}")
+            peer = PeerWorker(dev_name)
         for case in cases:
             if stop_reason is None and time.monotonic() - t0 > budget:
                 stop_reason = f"budget of {budget:.0f} s used"
