@@ -184,6 +184,20 @@ def _from_torch(t, name: str, output: bool) -> Arg:
     return Arg(t, "torch", t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device)
 
 
+def _from_torch_meta(t, name: str):
+    """An Arg with no data for a fake or meta tensor (its layout only); None
+    when a size or stride is symbolic."""
+    import torch
+
+    dt = _torch_dtypes(torch).get(t.dtype)
+    if dt is None:
+        raise TypeError(f"infiniop: torch dtype {t.dtype} of '{name}' has no InfiniOP equivalent")
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    if not all(type(v) is int for v in shape + strides):
+        return None
+    return Arg(None, "torch", 0, shape, strides, dt, (Device.CPU, 0))
+
+
 def _current_nvidia_device() -> int:
     torch = sys.modules.get("torch")
     if torch is not None:
