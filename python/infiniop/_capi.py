@@ -19,7 +19,7 @@ from ctypes import byref, c_int, c_size_t, c_ssize_t, c_void_p
 import numpy as np
 
 from . import _lib as _libmod
-from ._errors import Device, raise_for_status
+from ._errors import Device, InfiniopError, raise_for_status
 from ._tensor import Arg, as_arg, empty_like_arg, is_torch_tensor
 
 
@@ -258,7 +258,11 @@ def _call(cname, outs, ins, out_names, in_names, scalar=None, stream=None):
     args = list(outs) + list(ins)
     names = list(out_names) + list(in_names)
     device = _check_devices(args, names)
-    entry = _get_desc(cname, device, args, names, scalar)
+    try:
+        entry = _get_desc(cname, device, args, names, scalar)
+    except InfiniopError as e:
+        _sequence_hint(e, args, names)
+        raise
     lib = entry.handle.lib
     if device[0] == Device.NVIDIA:
         st = lib.rt.infinirtSetDevice(int(Device.NVIDIA), int(device[1]))
@@ -272,6 +276,20 @@ def _call(cname, outs, ins, out_names, in_names, scalar=None, stream=None):
     for a in outs:
         if a is not None:
             a.finish()
+
+
+def _sequence_hint(e, args, names):
+    """A dtype refused for an input that numpy made from a Python list or
+    scalar (float64 or int64): say what to pass instead."""
+    if e.status != 10:  # INFINI_STATUS_BAD_TENSOR_DTYPE
+        return
+    for a, n in zip(args, names):
+        if a is not None and a.sequence is not None:
+            hint = (f" ('{n}' was a Python {a.sequence}, which numpy turns into {a.obj.dtype}; pass an array of "
+                    f"a dtype the operator takes, e.g. np.asarray(..., dtype=np.float32) or a torch tensor)")
+            e.message += hint
+            e.args = (e.args[0] + hint,)
+            return
 
 
 def _eps(value, name) -> float:
