@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import warnings
 from pathlib import Path
 
 from . import _lib as _libmod
@@ -46,8 +47,17 @@ def load() -> bool:
             return False
         import torch
 
-        torch.ops.load_library(str(path))
-        cdll = ctypes.CDLL(str(path))
+        try:
+            torch.ops.load_library(str(path))
+            cdll = ctypes.CDLL(str(path))
+        except (OSError, RuntimeError) as e:
+            # A binding that does not load here (a PyTorch older than the
+            # stable ABI it was built for, a damaged file): say so and serve
+            # torch tensors through the Python operators instead.
+            why = f"{path} did not load: {e}"
+            warnings.warn(f"infiniop: {why}; torch.ops.infiniop.* fall back to the Python operators", RuntimeWarning)
+            _state.update(loaded=False, why=why)
+            return False
         cdll.infiniop_torch_cache_info.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         cdll.infiniop_torch_cache_info.restype = None
         cdll.infiniop_torch_clear_cache.argtypes = []
