@@ -26,6 +26,14 @@ asserted (python/tests/test_scripts.py only runs it).
 from __future__ import annotations
 
 import argparse
+import os
+
+# OpenMP threads that spin while idle (the default) steal the cores from the
+# next operator when the machine is shared (two runtimes' pools, or other
+# processes): timings then swing by 100x. Passive waiting, set before torch
+# loads its OpenMP runtime, steadies them for both sides of the comparison
+# (an OMP_WAIT_POLICY already set is kept).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import sys
 import time
 
@@ -118,7 +126,7 @@ def main(argv=None):
     native = infiniop.torch_ops.NATIVE
     print(f"infiniop {infiniop.library_version()} ({infiniop.library_path()}), torch {torch.__version__}, "
           f"torch.ops.infiniop: {'native (libinfiniop_torch)' if native else 'Python (torch.library.custom_op; no binding built)'}; "
-          f"torch threads {torch.get_num_threads()}")
+          f"torch threads {torch.get_num_threads()}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     devices = []
     if args.device in ("cpu", "all"):
         devices.append("cpu")

@@ -149,7 +149,9 @@ def test_native_refuses_mixed_devices():
 @pytest.mark.parametrize("device", ["cpu"] + ([] if CUDA_SKIP else ["cuda"]))
 def test_overhead_script_runs(device):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python"), env.get("PYTHONPATH", "")])
+    # the package these tests import (a source tree or an installed wheel)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(infiniop.__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    env.setdefault("INFINIOP_LIBRARY_PATH", str(Path(infiniop.library_path()).parent))
     p = subprocess.run([sys.executable, str(REPO / "bench" / "torch_overhead.py"), "--quick", "--device", device],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
