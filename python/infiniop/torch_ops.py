@@ -263,11 +263,16 @@ def _requires_grad_error(opname, tensors):
 
 
 def _reraise(e: RuntimeError):
-    """The native kernels' RuntimeError as InfiniopError (others unchanged)."""
+    """A native kernel's RuntimeError as the infiniop.* functions raise it:
+    InfiniopError for a refused library call, ValueError for tensors on
+    different devices (as the ctypes path); anything else unchanged."""
     err = InfiniopError.from_exception(e)
-    if err is None:
-        raise e
-    raise err.with_traceback(e.__traceback__) from None
+    if err is not None:
+        raise err.with_traceback(e.__traceback__) from None
+    text = str(e)
+    if text.startswith("infiniop: ") and "must be on one device" in text:
+        raise ValueError(text).with_traceback(e.__traceback__) from None
+    raise e
 
 
 def _split(out, n, opname) -> List[Optional[Tensor]]:
