@@ -157,3 +157,13 @@ def test_overhead_script_runs(device):
     assert p.returncode == 0, p.stdout + p.stderr
     for name in ("silu", "sigmoid", "add_rms_norm", "layer_norm", "causal_softmax", "numpy arrays"):
         assert name in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scalar_and_empty_tensors(device):
+    x = torch.tensor(0.5, dtype=torch.float64, device=device)
+    np.testing.assert_allclose(ops.silu(x).cpu().numpy(), silu_ref(np.float64(0.5)), rtol=1e-12)
+    assert ops.sigmoid(torch.empty(0, 3, device=device)).shape == (0, 3)
+    y, r = ops.add_rms_norm(torch.empty(0, 8, device=device), torch.empty(0, 8, device=device),
+                            torch.ones(8, device=device), 1e-6)
+    assert y.shape == r.shape == (0, 8)

@@ -79,6 +79,7 @@ constexpr int32_t kCPU = 0, kCUDA = 1;  // PyTorch's device types
 
 // One tensor as the C API sees it.
 struct Arg {
+    bool present = false;  // false: an absent optional tensor (layer_norm's bias)
     void *data = nullptr;
     int64_t ndim = 0;
     const int64_t *shape = nullptr;
@@ -111,6 +112,7 @@ int32_t infini_dtype(int32_t st) {
 Arg describe(const Tensor &t) {
     AtenTensorHandle h = t.get();
     Arg a;
+    a.present = true;
     int32_t st = 0;
     shim(aoti_torch_get_data_ptr(h, &a.data), "data_ptr");
     shim(aoti_torch_get_dim(h, &a.ndim), "dim");
@@ -277,7 +279,7 @@ void build_key(std::vector<int64_t> &key, Op op, const Arg *args, int n, float e
     key.push_back(ebits);
     for (int i = 0; i < n; ++i) {
         const Arg &a = args[i];
-        if (!a.shape) {
+        if (!a.present) {
             key.push_back(-1);
             continue;
         }
@@ -297,7 +299,7 @@ struct TensorDescs {
 };
 
 infiniopTensorDescriptor_t tensor_desc(const Arg &a) {
-    if (!a.shape) return nullptr;
+    if (!a.present) return nullptr;
     std::vector<size_t> shape(a.shape, a.shape + a.ndim);
     std::vector<ptrdiff_t> strides(a.strides, a.strides + a.ndim);
     // An empty tensor's strides mean nothing: describe it as contiguous.
@@ -392,7 +394,7 @@ std::shared_ptr<Desc> get_desc(Op op, const Arg *args, int n, float eps) {
 // All tensors on one device (the first one's).
 void same_device(const Arg *args, int n, const char *const *names) {
     for (int i = 1; i < n; ++i) {
-        if (!args[i].shape) continue;
+        if (!args[i].present) continue;
         if (args[i].dev_type != args[0].dev_type || args[i].dev_index != args[0].dev_index)
             fail_msg(std::string("'") + names[i] + "' is on another device than '" + names[0] +
                      "'; all tensors must be on one device");
