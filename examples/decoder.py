@@ -13,20 +13,34 @@ two runs see the same inputs.
 Printed: the largest difference between the two runs' final hidden states
 (asserted within a stated tolerance), and the time per decoded token of each,
 eager and under torch.compile (fullgraph=True: the infiniop operators are
-torch.library operators, no graph break). On the CPU, and on the GPU where
-there is one (and the library has its CUDA backend).
+torch.library operators, no graph break), and on the GPU also under
+torch.compile(mode="reduce-overhead") (CUDA graphs: one graph per KV-cache
+length, recorded in the warm-up and replayed in the timed runs). On the CPU,
+and on the GPU where there is one (and the library has its CUDA backend).
+With the package's native binding (libinfiniop_torch) the infiniop operators
+are compiled PyTorch operators; without it, Python ones (the header line
+says which).
 
 CPU timings of so small a model are mostly per-call overhead, and on a busy
-machine OpenMP's spinning idle threads distort them (compiled code most):
-OMP_WAIT_POLICY=passive steadies them.
+machine OpenMP's spinning idle threads distort them by up to 100x (compiled
+code most): the script sets OMP_WAIT_POLICY=passive unless it is set.
 
 Usage: python examples/decoder.py [--quick] [--device cpu|cuda|all]
-       [--layers N] [--dim D] [--tokens N] [--no-compile]
+       [--layers N] [--dim D] [--heads H] [--ffn F] [--tokens N]
+       [--no-compile] [--no-cudagraphs] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+
+# OpenMP threads that spin while idle (the default) steal the cores from the
+# next operator when the machine is shared (two runtimes' pools, or other
+# processes): timings then swing by 100x. Passive waiting, set before torch
+# loads its OpenMP runtime, steadies them for both sides of the comparison
+# (an OMP_WAIT_POLICY already set is kept).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import math
 import sys
 import time
@@ -133,20 +147,21 @@ def forward(ops, W, x, residual, caches, eps=1e-6):
     return out, new_caches
 
 
-def generate(ops, W, embeds, prompt_len, step_fn):
+def generate(ops, W, embeds, prompt_len, step_fn, keep=lambda t: t):
     """Prefill embeds[:prompt_len], then decode the rest one position at a
     time. Returns the final hidden states of every position and the seconds
-    spent decoding."""
+    spent decoding. keep: what to hold of each step's output (a copy under
+    CUDA graphs, whose outputs a later replay overwrites)."""
     caches = [None] * len(W["blocks"])
     x = embeds[:prompt_len]
     out, caches = step_fn(ops, W, x, torch.zeros_like(x), caches)
-    outs = [out]
+    outs = [keep(out)]
     sync(embeds.device)
     t0 = time.perf_counter()
     for t in range(prompt_len, embeds.shape[0]):
         x = embeds[t : t + 1]
         out, caches = step_fn(ops, W, x, torch.zeros_like(x), caches)
-        outs.append(out)
+        outs.append(keep(out))
     sync(embeds.device)
     return torch.cat(outs), time.perf_counter() - t0
 
@@ -169,36 +184,50 @@ def run_device(device, args):
 
     print(f"\n== {device.type}: {args.layers} layers, dim {args.dim}, {args.heads} heads, MLP {args.ffn}, "
           f"{dtype}; prompt {args.prompt}, then {n_new} tokens decoded one by one")
-    results = {}
-    modes = [("eager", forward)]
+    results, steps = {}, {}
+    modes = ["eager"]
     if not args.no_compile:
-        modes.append(("compile", None))
+        modes.append("compile")
+        if device.type == "cuda" and not args.no_cudagraphs:
+            modes.append("reduce-overhead")
     with torch.no_grad():
-        for mode, fn in modes:
+        for mode in modes:
             for ops in (TorchOps, InfiniopOps):
-                if mode == "compile":
+                keep = (lambda t: t.clone()) if mode == "reduce-overhead" else (lambda t: t)
+                if mode != "eager":
                     torch._dynamo.reset()
-                    step = torch.compile(forward, fullgraph=True, dynamic=True)
+                    kw = {"mode": "reduce-overhead"} if mode == "reduce-overhead" else {}
+                    step = torch.compile(forward, fullgraph=True, dynamic=True, **kw)
                     t0 = time.perf_counter()
-                    generate(ops, W, embeds[: args.prompt + 2], args.prompt, step)  # compile (and warm up)
+                    # compile; under CUDA graphs also record a graph per length
+                    n_warm = embeds.shape[0] if mode == "reduce-overhead" else args.prompt + 2
+                    generate(ops, W, embeds[:n_warm], args.prompt, step, keep)
                     compile_s = time.perf_counter() - t0
                 else:
-                    step, compile_s = fn, 0.0
+                    step, compile_s = forward, 0.0
                     generate(ops, W, embeds[: args.prompt + 2], args.prompt, step)  # warm up
                 best = None
                 for _ in range(args.repeats):
-                    out, secs = generate(ops, W, embeds, args.prompt, step)
+                    out, secs = generate(ops, W, embeds, args.prompt, step, keep)
                     best = secs if best is None else min(best, secs)
                 results[(mode, ops.name)] = (out.float().cpu(), best / n_new, compile_s)
+                steps[(mode, ops.name)] = (step, keep)
+                # each line as soon as it is measured (the first is the reference)
+                ref = results[("eager", "pytorch")][0]
+                if len(results) == 1:
+                    print(f"  {'run':26s} {'ms/token':>9s}  {'max |diff| vs PyTorch eager':>28s}")
+                diff = (results[(mode, ops.name)][0] - ref).abs().max().item()
+                extra = f"  (compiled in {compile_s:.1f} s)" if mode != "eager" else ""
+                print(f"  {ops.name + ' ' + mode:26s} {best / n_new * 1e3:9.3f}  {diff:28.3g}{extra}", flush=True)
 
     ref = results[("eager", "pytorch")][0]
-    worst = 0.0
-    print(f"  {'run':22s} {'ms/token':>9s}  {'max |diff| vs PyTorch eager':>28s}")
-    for (mode, name), (out, per_tok, compile_s) in results.items():
-        diff = (out - ref).abs().max().item()
-        worst = max(worst, diff)
-        extra = f"  (compiled in {compile_s:.1f} s)" if mode == "compile" else ""
-        print(f"  {name + ' ' + mode:22s} {per_tok * 1e3:9.3f}  {diff:28.3g}{extra}")
+    worst = max((out - ref).abs().max().item() for out, _, _ in results.values())
+    print(f"  {'':26s} {'pytorch':>9s} {'infiniop':>9s} {'ratio':>6s}  (ms/token)")
+    for mode in modes:
+        tp, ti_ = results[(mode, "pytorch")][1], results[(mode, "infiniop")][1]
+        print(f"  {mode:26s} {tp * 1e3:9.3f} {ti_ * 1e3:9.3f} {ti_ / tp:6.2f}")
+    if args.profile:
+        profile(W, embeds, args, steps, device)
     ti = results[("eager", "infiniop")][0]
     d = (ti - ref).abs().max().item()
     print(f"  final hidden states, infiniop vs PyTorch (eager): max |diff| = {d:.3g} "
@@ -206,6 +235,22 @@ def run_device(device, args):
     assert worst <= tol, f"infiniop and PyTorch disagree by {worst:.3g} > {tol:g}"
     assert torch.isfinite(ref).all()
     return worst
+
+
+def profile(W, embeds, args, steps, device):
+    """torch.profiler over one decode run of each mode: the operators that
+    take the time, by self time on the host (and on the GPU)."""
+    from torch.profiler import ProfilerActivity, profile as tprofile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    n_new = embeds.shape[0] - args.prompt
+    for (mode, name), (step, keep) in steps.items():
+        ops = TorchOps if name == "pytorch" else InfiniopOps
+        with torch.no_grad(), tprofile(activities=acts) as prof:
+            generate(ops, W, embeds, args.prompt, step, keep)
+        print(f"\n-- profile: {name} {mode} (prefill + {n_new} tokens; sorted by {key})")
+        print(prof.key_averages().table(sort_by=key, row_limit=args.profile_rows, max_name_column_width=48))
 
 
 def main(argv=None):
@@ -219,13 +264,17 @@ def main(argv=None):
     p.add_argument("--tokens", type=int, default=32)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--no-cudagraphs", action="store_true", help="on the GPU, skip mode=\"reduce-overhead\"")
+    p.add_argument("--profile", action="store_true", help="after the timings, a torch.profiler table of each run")
+    p.add_argument("--profile-rows", type=int, default=12)
     p.add_argument("--quick", action="store_true", help="a small model and few tokens (the test suite's run)")
     args = p.parse_args(argv)
     if args.quick:
         args.layers, args.dim, args.heads, args.ffn, args.prompt, args.tokens, args.repeats = 2, 128, 4, 352, 8, 8, 1
     torch.manual_seed(0)
+    native = "native" if infiniop.torch_ops.NATIVE else "Python (no native binding built)"
     print(f"infiniop {infiniop.library_version()} ({infiniop.library_path()}), CPU kernels: {infiniop.cpu_isa()}; "
-          f"torch {torch.__version__}")
+          f"torch {torch.__version__}; torch.ops.infiniop: {native}; torch threads {torch.get_num_threads()}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     devices = []
     if args.device in ("cpu", "all"):
         devices.append(torch.device("cpu"))

@@ -2,8 +2,11 @@
 silu, sigmoid) of the infiniop-c library, for numpy arrays and PyTorch
 tensors on the CPU or NVIDIA GPUs.
 
-Pure Python over the library's C ABI (ctypes). The shared libraries are
-found on first use; see :func:`load_library` for where they are looked for.
+numpy arrays and the rest go through the library's C ABI with ctypes; torch
+tensors through ``torch.ops.infiniop.*``, native operators of the bundled
+PyTorch binding (libinfiniop_torch, see infiniop.torch_ops). The shared
+libraries are found on first use; see :func:`load_library` for where they
+are looked for.
 """
 
 from ._errors import Device, DType, InfiniopError, Status

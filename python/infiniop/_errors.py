@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 
 
 class Status(enum.IntEnum):
@@ -58,8 +59,18 @@ class DType(enum.IntEnum):
     BF16 = 19
 
 
-class InfiniopError(Exception):
+# "infiniop: INFINI_STATUS_<NAME> (<code>) from <function>: <message>": the
+# text of every error from a library call, raised by the ctypes path and by
+# the native PyTorch kernels (python/infiniop/csrc/ops.cpp) alike.
+_TEXT = re.compile(r"infiniop: (INFINI_STATUS_[A-Z_]+) \((-?\d+)\)(?: from ([^\s:]+))?(?:: ([^\n]*))?")
+
+
+class InfiniopError(RuntimeError):
     """A library call returned a status other than INFINI_STATUS_SUCCESS.
+
+    A RuntimeError, as PyTorch raises for errors of its compiled operators:
+    ``except RuntimeError`` catches a failing library call on every path
+    (see python/README.md, Errors).
 
     Attributes:
         status: the integer status code (see :class:`Status`).
@@ -76,12 +87,28 @@ class InfiniopError(Exception):
         self.status_name = status_name
         self.message = message
         self.function = function
-        text = f"{status_name} ({self.status})"
+        text = f"infiniop: {status_name} ({self.status})"
         if function:
             text += f" from {function}"
         if message:
             text += f": {message}"
         super().__init__(text)
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.status_name, self.message, self.function))
+
+    @classmethod
+    def from_exception(cls, exc: BaseException):
+        """The InfiniopError an exception carries: exc itself, or one parsed
+        from the text of a RuntimeError raised by a native operator
+        (``torch.ops.infiniop.*`` called directly) or by torch.compile while
+        tracing (torch._dynamo.exc.TorchRuntimeError); None for other errors."""
+        if isinstance(exc, cls):
+            return exc
+        m = _TEXT.search(str(exc))
+        if m is None:
+            return None
+        return cls(int(m.group(2)), m.group(1), m.group(4) or "", m.group(3) or "")
 
 
 def _decode(b) -> str:

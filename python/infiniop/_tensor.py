@@ -91,7 +91,7 @@ class Arg:
     writeback: for outputs computed into a temporary, the user's array.
     """
 
-    __slots__ = ("obj", "kind", "ptr", "shape", "strides", "dtype", "device", "writeback", "np_dtype")
+    __slots__ = ("obj", "kind", "ptr", "shape", "strides", "dtype", "device", "writeback", "np_dtype", "sequence")
 
     def __init__(self, obj, kind, ptr, shape, strides, dtype, device, np_dtype=None):
         if 0 in shape:
@@ -107,6 +107,7 @@ class Arg:
         self.device = device  # (Device, id)
         self.writeback = None
         self.np_dtype = np_dtype
+        self.sequence = None  # the Python type (list, tuple, ...) it was made from
 
     @property
     def key(self):
@@ -184,6 +185,20 @@ def _from_torch(t, name: str, output: bool) -> Arg:
     return Arg(t, "torch", t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device)
 
 
+def _from_torch_meta(t, name: str):
+    """An Arg with no data for a fake or meta tensor (its layout only); None
+    when a size or stride is symbolic."""
+    import torch
+
+    dt = _torch_dtypes(torch).get(t.dtype)
+    if dt is None:
+        raise TypeError(f"infiniop: torch dtype {t.dtype} of '{name}' has no InfiniOP equivalent")
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    if not all(type(v) is int for v in shape + strides):
+        return None
+    return Arg(None, "torch", 0, shape, strides, dt, (Device.CPU, 0))
+
+
 def _current_nvidia_device() -> int:
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -241,7 +256,9 @@ def as_arg(obj, name: str, output: bool = False) -> Arg:
         raise ValueError(f"infiniop: '{name}' is on DLPack device type {dev_type}; only CPU and CUDA are supported")
     if output:
         raise TypeError(f"infiniop: output '{name}' must be a numpy array, a torch tensor or a CUDA array, not {type(obj).__name__}")
-    return _from_numpy(np.asarray(obj), name, output)
+    arg = _from_numpy(np.asarray(obj), name, output)
+    arg.sequence = type(obj).__name__  # for the hint when the library refuses its dtype
+    return arg
 
 
 def empty_like_arg(tmpl: Arg, shape, name: str) -> Arg:

@@ -10,6 +10,14 @@ INFINIOP_TEST_INSTALL=1 (scripts/test.sh sets it unless INFINIOP_QUICK=1).
 The CUDA backend is left out of this build to keep it short
 (-C cmake.define.INFINIOP_CUDA=OFF); INFINIOP_TEST_INSTALL_CUDA=1 keeps the
 default (AUTO: built when nvcc is found).
+
+When the interpreter running the tests has PyTorch, the fresh venv sees it
+too (a .pth file naming its site-packages), so the build (under pip's build
+isolation) compiles the native PyTorch binding, libinfiniop_torch.so; the
+test then checks that torch.ops.infiniop.* are the native operators and that
+nothing in the wheel needs a library path: it runs with LD_LIBRARY_PATH
+unset, and no bundled library links a libcudart (the CUDA runtime is linked
+statically).
 """
 
 import os
@@ -84,7 +92,17 @@ def test_fresh_venv_pip_install(tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INFINIOP_", "PYTHON"))}
+    torch_site = None
+    try:
+        import torch
+
+        torch_site = str(Path(torch.__file__).resolve().parents[1])
+    except ImportError:
+        pass
+    if torch_site:
+        site = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+        Path(site, "outer_site.pth").write_text(torch_site + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INFINIOP_", "PYTHON")) and k != "LD_LIBRARY_PATH"}
     env["CMAKE_BUILD_PARALLEL_LEVEL"] = env.get("CMAKE_BUILD_PARALLEL_LEVEL", str(min(os.cpu_count() or 2, 4)))
     cfg = [] if os.environ.get("INFINIOP_TEST_INSTALL_CUDA") == "1" else ["-C", "cmake.define.INFINIOP_CUDA=OFF"]
     dist = tmp_path / "dist"
@@ -101,6 +119,15 @@ def test_fresh_venv_pip_install(tmp_path):
     if shutil.which("readelf"):
         dyn = _run(["readelf", "-d", str(x / "infiniop/lib/libinfiniop.so")]).stdout
         assert "$ORIGIN" in dyn and "libinfinirt.so" in dyn, dyn
+        for lib in ("libinfiniop.so", "libinfinirt.so"):
+            dyn = _run(["readelf", "-d", str(x / "infiniop/lib" / lib)]).stdout
+            assert "libcudart" not in dyn, dyn  # the CUDA runtime is linked in, not needed beside
+            assert "/usr/local/cuda" not in dyn and "targets/x86_64-linux" not in dyn, dyn  # no toolkit run path
+    if torch_site:
+        assert "infiniop/lib/libinfiniop_torch.so" in names, sorted(names)
+        if shutil.which("readelf"):
+            dyn = _run(["readelf", "-d", str(x / "infiniop/lib/libinfiniop_torch.so")]).stdout
+            assert "libtorch_cpu.so" in dyn and "$ORIGIN" in dyn and torch_site not in dyn, dyn
 
     _run([str(py), "-m", "pip", "install", "-q", str(wheels[0])], env=env)
     code = (
@@ -117,6 +144,17 @@ def test_fresh_venv_pip_install(tmp_path):
     ver, libver, isa = out[1].split()
     assert ver == libver
     assert isa in ("avx512bf16", "avx512", "avx2", "generic")
+
+    if torch_site:
+        code_t = (
+            "import torch, infiniop, infiniop.torch_ops as t\n"
+            "assert t.NATIVE, infiniop._native.info()\n"
+            "x = torch.randn(4, 64)\n"
+            "torch.testing.assert_close(torch.ops.infiniop.silu(x), torch.nn.functional.silu(x))\n"
+            "print(infiniop._native.info()['path'])\n"
+        )
+        out = _run([str(py), "-c", code_t], cwd=work, env=env).stdout.strip()
+        assert out.startswith(site) and out.endswith("libinfiniop_torch.so"), out
 
     # INFINIOP_LIBRARY_PATH still overrides the bundled copy; a wrong one is an error
     env2 = dict(env, INFINIOP_LIBRARY_PATH=str(x / "infiniop" / "lib"))

@@ -434,3 +434,11 @@ def test_error_is_exception_with_fields():
     assert isinstance(e, Exception)
     assert (e.status, e.status_name, e.message) == (11, "INFINI_STATUS_BAD_TENSOR_SHAPE", "add_rms_norm: b: shape[1]")
     assert "BAD_TENSOR_SHAPE" in str(e) and "shape[1]" in str(e)
+
+
+def test_python_list_refused_dtype_says_what_to_pass():
+    # a list becomes float64, which add_rms_norm does not take: the error says so
+    with pytest.raises(infiniop.InfiniopError) as ei:
+        infiniop.add_rms_norm([[1.0, 2.0]], [[1.0, 2.0]], np.ones(2, np.float32))
+    assert ei.value.status == infiniop.Status.BAD_TENSOR_DTYPE
+    assert "Python list" in ei.value.message and "float64" in ei.value.message and "np.asarray" in str(ei.value)

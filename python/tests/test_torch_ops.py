@@ -293,32 +293,59 @@ def test_descriptor_cache_no_creation_after_first_call():
     assert infiniop.cache_info()["misses"] == after["misses"] + 1
 
 
+def _raised(call):
+    """The InfiniopError a failing call carries: raised as such by the
+    infiniop.* functions, as a RuntimeError with the library's text by a native
+    operator called through torch.ops, or by torch.compile while tracing."""
+    with pytest.raises(RuntimeError) as ei:
+        call()
+    err = InfiniopError.from_exception(ei.value)
+    assert err is not None, ei.value
+    return ei.value, err
+
+
 def test_errors_carry_the_library_message():
+    for call in (
+        lambda: ops.add_rms_norm(torch.ones(2, 4), torch.ones(2, 3), torch.ones(4), 1e-6),
+        lambda: infiniop.add_rms_norm(torch.ones(2, 4), torch.ones(2, 3), torch.ones(4), 1e-6),
+    ):
+        exc, err = _raised(call)
+        assert err.status == Status.BAD_TENSOR_SHAPE and err.status_name == "INFINI_STATUS_BAD_TENSOR_SHAPE"
+        assert "b" in err.message and "shape" in err.message
+        assert err.function == "infiniopCreateAddRMSNormDescriptor"
+    # the infiniop.* functions raise InfiniopError itself
     with pytest.raises(InfiniopError) as ei:
-        ops.add_rms_norm(torch.ones(2, 4), torch.ones(2, 3), torch.ones(4), 1e-6)
-    assert ei.value.status == Status.BAD_TENSOR_SHAPE
-    assert "b" in ei.value.message and "shape" in ei.value.message
-    with pytest.raises(InfiniopError) as ei:
-        ops.causal_softmax(torch.ones(5, 3))  # T < S
+        infiniop.causal_softmax(torch.ones(5, 3))  # T < S
     assert ei.value.status == Status.BAD_TENSOR_SHAPE and ei.value.message
-    with pytest.raises(InfiniopError) as ei:
-        ops.silu(torch.ones(3, dtype=torch.int32))
-    assert ei.value.status == Status.BAD_TENSOR_DTYPE
-    with pytest.raises(InfiniopError) as ei:
-        ops.add_rms_norm(torch.ones(2, 4), torch.ones(2, 4), torch.ones(4), float("nan"))
-    assert "eps" in ei.value.message.lower() or "epsilon" in ei.value.message.lower()
-    # the same error from a compiled graph
+    _, err = _raised(lambda: ops.causal_softmax(torch.ones(5, 3)))
+    assert err.status == Status.BAD_TENSOR_SHAPE and err.message
+    _, err = _raised(lambda: ops.silu(torch.ones(3, dtype=torch.int32)))
+    assert err.status == Status.BAD_TENSOR_DTYPE
+    _, err = _raised(lambda: ops.add_rms_norm(torch.ones(2, 4), torch.ones(2, 4), torch.ones(4), float("nan")))
+    assert "eps" in err.message.lower() or "epsilon" in err.message.lower()
+    # the weight-length message names both lengths
+    _, err = _raised(lambda: infiniop.add_rms_norm(torch.ones(2, 4), torch.ones(2, 4), torch.ones(3)))
+    assert "[4]" in err.message and "[3]" in err.message, err.message
+    # the same error from a compiled graph: found while tracing (the fake
+    # implementation checks the layout through the library), raised by
+    # torch.compile as a RuntimeError carrying the library's text
     torch._dynamo.reset()
     f = torch.compile(lambda a, b, w: infiniop.add_rms_norm(a, b, w), fullgraph=True, backend="aot_eager")
-    with pytest.raises(InfiniopError, match="BAD_TENSOR_SHAPE"):
-        f(torch.ones(2, 4), torch.ones(2, 4), torch.ones(3))
+    exc, err = _raised(lambda: f(torch.ones(2, 4), torch.ones(2, 4), torch.ones(3)))
+    assert err.status == Status.BAD_TENSOR_SHAPE and "[3]" in err.message, exc
+    # and for a layout that only the library knows to refuse (T < S)
+    torch._dynamo.reset()
+    g = torch.compile(lambda x: ops.causal_softmax(x) * 2, fullgraph=True, backend="aot_eager")
+    exc, err = _raised(lambda: g(torch.ones(5, 3)))
+    assert err.status == Status.BAD_TENSOR_SHAPE, exc
+    assert InfiniopError.from_exception(ValueError("unrelated")) is None
 
 
 def test_requires_grad_is_refused():
     x = torch.randn(3, 8, requires_grad=True)
     w = torch.ones(8)
     for call in (
-        lambda: ops.silu(x),
+        lambda: infiniop.silu(x),
         lambda: infiniop.sigmoid(x),
         lambda: infiniop.causal_softmax(x),
         lambda: infiniop.add_rms_norm(x, x, w),
@@ -329,9 +356,17 @@ def test_requires_grad_is_refused():
         with pytest.raises(RuntimeError, match="no backward"):
             call()
         w.requires_grad_(False)
-    # the mutating operators called directly: refused as well
+    if infiniop.torch_ops.NATIVE:
+        # The native operators called directly through torch.ops get PyTorch's
+        # fallback for operators without a derivative (no Python per call, so
+        # no refusal): no gradient flows through them.
+        with torch.no_grad():
+            torch.testing.assert_close(ops.silu(x), torch.nn.functional.silu(x))
+        return
+    # the operators called directly: refused as well
     y = x * 1  # a non-leaf that requires grad
     for call in (
+        lambda: ops.silu(x),
         lambda: ops.silu_(y),
         lambda: ops.sigmoid_out(x, torch.empty(3, 8)),
         lambda: ops.causal_softmax_(y),

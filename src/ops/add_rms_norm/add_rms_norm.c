@@ -54,9 +54,12 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
     }
     size_t D = a_desc->shape[ndim - 1];
     if (D == 0) return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": a: the normalised dimension %zu has length 0", ndim - 1);
-    if (weight_desc->ndim != 1 || weight_desc->shape[0] != D)
-        return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": weight: shape must be [%zu] (ndim 1), got ndim %zu%s",
-                              D, weight_desc->ndim, weight_desc->ndim == 1 ? " with another length" : "");
+    if (weight_desc->ndim != 1)
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": weight: shape must be [%zu] (ndim 1), got ndim %zu",
+                              D, weight_desc->ndim);
+    if (weight_desc->shape[0] != D)
+        return infiniop_error(INFINI_STATUS_BAD_TENSOR_SHAPE, OP ": weight: shape must be [%zu], got [%zu]", D,
+                              weight_desc->shape[0]);
     for (int i = 0; i < 4; ++i)
         if (D > 1 && t[i]->numel > 0 && t[i]->strides[ndim - 1] != 1)
             return infiniop_error(INFINI_STATUS_BAD_TENSOR_STRIDES, OP ": %s: stride of the last dimension is %td, must be 1",
