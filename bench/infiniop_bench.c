@@ -949,7 +949,7 @@ static void run_case(bench_case *c, size_t llc, const int *threads, int nthreads
     int tmax = 0;
     for (int i = 0; i < nthreads; ++i) tmax = threads[i] > tmax ? threads[i] : tmax;
     for (int set = 0; set < 2; ++set) {
-        if (!(sets & (1 << set))) continue;
+        if (!(sets & (1 << set)) || (set == 1 && c->micro)) continue; /* decode: its one row only */
         c->shape[0] = shape0;
         c->setup(c);
         if (set == 1) {
@@ -1092,7 +1092,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < NCASES; ++k) {
         bench_case *c = &g_cases[k];
         if (filter && !strstr(c->name, filter)) continue;
-        if (sweep && c->micro && !filter) continue; /* the decode case is no working-set question */
+        if (sweep && c->micro) continue; /* the decode case is no working-set or thread question */
         run_case(c, llc, threads, nthreads, sets, use_onednn);
     }
     if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
