@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifdef INFINIOP_BENCH_ONEDNN
@@ -148,13 +149,25 @@ static ref_view_t *vfix(cview *c) {
 /* ------------------------------------------------------------------ timing */
 typedef void (*call_fn)(void *state);
 
+/* Involuntary context switches of the whole process so far (every thread):
+ * a sample during which one happened had a thread taken off its core. */
+static long preemptions(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_nivcsw;
+}
+static int g_preempted; /* set by sample(): the last sample was preempted */
+
 /* Seconds per call of `calls` back-to-back calls (nvidia: between events). */
 static double sample(call_fn fn, void *state, int calls) {
     if (g_dev == INFINI_DEVICE_CPU) {
+        long p0 = preemptions();
         double t0 = now_s();
         for (int k = 0; k < calls; ++k) fn(state);
-        return (now_s() - t0) / calls;
+        double t = (now_s() - t0) / calls;
+        g_preempted = preemptions() != p0;
+        return t;
     }
+    g_preempted = 0;
     infinirtEvent_t e0, e1;
     float ms = 0;
     CHECK_ST(infinirtEventCreate(&e0));
@@ -765,6 +778,7 @@ static double g_time_cap = 3.0;
 
 typedef struct {
     int rounds, wide, dnnl_wide, has_dnnl;
+    int preempted; /* rounds in which a kept sample had a thread preempted */
     quart_t t, tcopy, of_copy, tdnnl, dnnl_ratio;
 } result_t;
 
@@ -776,11 +790,17 @@ static quart_t quart_of(const double *x, int n) {
 
 /* Interference (another process, a preempted OpenMP thread) only adds
  * time: the fastest of a round's samples is its least disturbed one. */
-static double fastest(const double *x) {
-    double m = x[0];
-    for (int j = 1; j < PER_ROUND; ++j) m = x[j] < m ? x[j] : m;
-    return m;
+static double fastest(const double *x, const int *pre, int *pre_out) {
+    int m = 0;
+    for (int j = 1; j < PER_ROUND; ++j) m = x[j] < x[m] ? j : m;
+    *pre_out |= pre[m];
+    return x[m];
 }
+
+/* More than a quarter of the rounds preempted: the scheduler, not the code,
+ * set those times (they come out in multiples of its time slice, and a
+ * case and its copy can then read the same). */
+static int busy(int preempted, int rounds) { return 4 * preempted > rounds; }
 
 static result_t measure(bench_case *c, int use_onednn) {
     result_t R;
@@ -794,19 +814,24 @@ static result_t measure(bench_case *c, int use_onednn) {
     int n = 0;
     while (n < MAX_ROUNDS) {
         double a[PER_ROUND], b[PER_ROUND], d[PER_ROUND];
+        int pa[PER_ROUND], pb[PER_ROUND], pd[PER_ROUND], pre = 0;
         for (int j = 0; j < PER_ROUND; ++j) {
             a[j] = sample(c->call, c, nc);
+            pa[j] = g_preempted;
             b[j] = sample(copy_call, &cp, nk);
+            pb[j] = g_preempted;
             d[j] = dn ? sample(dnnl_call, dn, nd) : 0.0;
+            pd[j] = dn ? g_preempted : 0;
         }
-        tc[n] = fastest(a);
-        tk[n] = fastest(b);
-        td[n] = fastest(d);
+        tc[n] = fastest(a, pa, &pre);
+        tk[n] = fastest(b, pb, &pre);
+        td[n] = fastest(d, pd, &pre);
+        R.preempted += pre;
         rk[n] = tk[n] / tc[n];
         rd[n] = td[n] / tc[n];
         ++n;
         if (n < g_min_rounds) continue;
-        int wide = is_wide(quart_of(rk, n)) || (dn && is_wide(quart_of(rd, n)));
+        int wide = is_wide(quart_of(rk, n)) || (dn && is_wide(quart_of(rd, n))) || busy(R.preempted, n);
         if (!wide || now_s() - t0 > g_time_cap) break;
     }
     R.rounds = n;
@@ -891,9 +916,9 @@ static void json_row(const bench_case *c, const char *set, const char *kind, int
     fprintf(g_json,
             "], \"threads\": %d, \"bytes\": %zu, \"rounds\": %d, \"time_s\": %.9g, \"time_q1_s\": %.9g, "
             "\"time_q3_s\": %.9g, \"gbps\": %.4g, \"copy_gbps\": %.4g, \"of_copy\": %.4g, \"of_copy_q1\": %.4g, "
-            "\"of_copy_q3\": %.4g, \"wide\": %s, \"onednn_time_s\": ",
+            "\"of_copy_q3\": %.4g, \"wide\": %s, \"preempted_rounds\": %d, \"onednn_time_s\": ",
             threads, c->min_bytes, R->rounds, R->t.med, R->t.q1, R->t.q3, B / R->t.med * 1e-9, B / R->tcopy.med * 1e-9,
-            R->of_copy.med, R->of_copy.q1, R->of_copy.q3, R->wide || R->dnnl_wide ? "true" : "false");
+            R->of_copy.med, R->of_copy.q1, R->of_copy.q3, R->wide || R->dnnl_wide ? "true" : "false", R->preempted);
     if (R->has_dnnl)
         fprintf(g_json, "%.9g, \"onednn_ratio\": %.4g, \"onednn_ratio_q1\": %.4g, \"onednn_ratio_q3\": %.4g}",
                 R->tdnnl.med, R->dnnl_ratio.med, R->dnnl_ratio.q1, R->dnnl_ratio.q3);
@@ -914,7 +939,7 @@ static void table_header(int use_onednn) {
 
 static void table_row(const bench_case *c, const char *set, const char *kind, int th, const result_t *R, size_t bad,
                       int use_onednn) {
-    char tbuf[32], oc[48], dn[64] = "", note[96] = "";
+    char tbuf[32], oc[48], dn[64] = "", note[192] = "";
     if (c->micro) snprintf(tbuf, sizeof tbuf, "%.2f us", R->t.med * 1e6);
     else snprintf(tbuf, sizeof tbuf, "%.3f ms", R->t.med * 1e3);
     snprintf(oc, sizeof oc, "%5.1f%% [%.1f-%.1f]", 100 * R->of_copy.med, 100 * R->of_copy.q1, 100 * R->of_copy.q3);
@@ -925,8 +950,13 @@ static void table_row(const bench_case *c, const char *set, const char *kind, in
     } else if (use_onednn) {
         snprintf(dn, sizeof dn, " %-26s |", "-");
     }
-    int wide = R->wide || R->dnnl_wide;
-    if (wide) snprintf(note, sizeof note, "wide spread (IQR beyond +-%.0f%%)", 100 * SPREAD);
+    int pre = busy(R->preempted, R->rounds), wide = R->wide || R->dnnl_wide || pre;
+    if (R->wide || R->dnnl_wide) snprintf(note, sizeof note, "wide spread (IQR beyond +-%.0f%%)", 100 * SPREAD);
+    if (pre) {
+        size_t l = strlen(note);
+        snprintf(note + l, sizeof note - l, "%spreempted in %d of %d rounds (busy machine)", l ? "; " : "",
+                 R->preempted, R->rounds);
+    }
     char mv[64];
     if (moved_note(c->name, set, th, R, mv, sizeof mv)) {
         ++g_moved_rows;
@@ -1097,7 +1127,7 @@ int main(int argc, char **argv) {
     }
     if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
     infiniopDestroyHandle(g_handle);
-    printf("\n%d rows; %d with a wide spread", g_rows, g_wide_rows);
+    printf("\n%d rows; %d with a wide spread or preempted", g_rows, g_wide_rows);
     if (compare)
         printf("; %d whose ratio moved more than %.0f%% since %s%s", g_moved_rows, 100 * MOVED, compare,
                g_nprev ? "" : " (no earlier run there)");
