@@ -8,7 +8,7 @@
  *   infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]
  *                  [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]
  *                  [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]
- *                  [--compare PREVIOUS.json]
+ *                  [--compare PREVIOUS.json] [--copy stream|memcpy]
  *
  * Paired rounds (measure()): each case runs in rounds interleaved with a
  * copy of the same bytes at the same threads (and with oneDNN where it has
@@ -26,7 +26,8 @@
  *
  * The copy (CPU): min_bytes / 2 read and written, split over the team the
  * library's kernels take for those bytes, with streaming stores when the
- * output exceeds 8 MiB (as the kernels'); on nvidia a device-to-device
+ * output exceeds 8 MiB (as the kernels'; --copy memcpy: glibc's memcpy
+ * throughout, the ceiling of earlier tables); on nvidia a device-to-device
  * infinirtMemcpy timed with events. Both count bytes read + written.
  * Minimum bytes: every input element read once and every output element
  * written once (causal softmax: only the visible inputs are read).
@@ -242,13 +243,15 @@ static void copy_bytes(char *dst, const char *src, size_t n, int stream) {
     memcpy(dst, src, n);
 }
 
+static int g_copy_stream = 1; /* --copy memcpy: 0 (glibc's memcpy throughout) */
+
 static void copy_call(void *p) {
     copy_state *s = p;
     if (g_dev != INFINI_DEVICE_CPU) {
         CHECK_ST(infinirtMemcpy(s->dst.dev, s->src.dev, s->bytes, INFINIRT_MEMCPY_D2D));
         return;
     }
-    int stream = s->bytes > ((size_t)8 << 20);
+    int stream = g_copy_stream && s->bytes > ((size_t)8 << 20);
     if (s->team < 2) {
         copy_bytes(s->dst.host, s->src.host, s->bytes, stream);
         return;
@@ -1017,7 +1020,7 @@ static void usage(void) {
     fprintf(stderr, "usage: infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]\n"
                     "                      [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]\n"
                     "                      [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]\n"
-                    "                      [--compare PREVIOUS.json]\n");
+                    "                      [--compare PREVIOUS.json] [--copy stream|memcpy]\n");
     exit(2);
 }
 
@@ -1063,6 +1066,11 @@ int main(int argc, char **argv) {
             json_path = argv[++i];
         } else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
             compare = argv[++i];
+        } else if (!strcmp(argv[i], "--copy") && i + 1 < argc) {
+            ++i;
+            if (!strcmp(argv[i], "memcpy")) g_copy_stream = 0;
+            else if (!strcmp(argv[i], "stream")) g_copy_stream = 1;
+            else usage();
         } else if (!strcmp(argv[i], "--no-onednn")) {
             use_onednn = 0;
         } else {
@@ -1114,10 +1122,10 @@ int main(int argc, char **argv) {
         double dram = copy_bandwidth(copy_mib << 20);
         printf("; DRAM copy of %zu MiB at %d threads, for reference: %.1f GB/s", copy_mib, nmax, dram * 1e-9);
     }
-    printf("\npaired rounds: each case interleaved with a copy of the same bytes and threads%s; ratios per round, "
+    printf("\npaired rounds: each case interleaved with a copy (%s) of the same bytes and threads%s; ratios per round, "
            "median [interquartile range] over at least %d rounds, until the range is within +-%.0f%% or %.1f s\n"
            "kind: DRAM when the set's bytes exceed the last-level cache, else cache (its copy is of the same kind)\n\n",
-           use_onednn ? " and with oneDNN" : "", g_min_rounds, 100 * SPREAD, g_time_cap);
+           g_copy_stream ? "streaming stores above 8 MiB" : "memcpy", use_onednn ? " and with oneDNN" : "", g_min_rounds, 100 * SPREAD, g_time_cap);
     table_header(use_onednn);
     for (size_t k = 0; k < NCASES; ++k) {
         bench_case *c = &g_cases[k];
