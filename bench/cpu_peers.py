@@ -16,7 +16,9 @@ ratios: copy time / contender time ("of copy") and peer time / our time
 rounds, which go on until every range is within +-5% or --time-cap seconds
 (a wider one is named in the note). Without the library, --ours (the JSON
 of `infiniop-bench --json`) gives our time and oneDNN's ratio, unpaired
-(marked *). bench/cpu_bench.sh runs both.
+(marked *). A row where more than a quarter of the rounds kept a sample
+during which a thread was preempted (getrusage ru_nivcsw) is marked
+"preempted (busy machine)". bench/cpu_bench.sh runs both.
 
 The peers do what a PyTorch user writes: add_rms_norm is `r = a + b;
 F.rms_norm(r, ...)` in the activation dtype (torch rounds r before the
@@ -28,6 +30,7 @@ is masked_fill + softmax; silu and sigmoid are F.silu and torch.sigmoid.
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 
@@ -122,11 +125,19 @@ def calls_for(f):
     return max(1, min(20000, int(200e-6 / t) + 1)) if t > 0 else 1
 
 
+def preemptions():
+    """Involuntary context switches of the process (every thread) so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
 def sample(f, n):
+    """(seconds per call, whether a thread was preempted meanwhile)."""
+    p0 = preemptions()
     t0 = time.perf_counter()
     for _ in range(n):
         f()
-    return (time.perf_counter() - t0) / n
+    t = (time.perf_counter() - t0) / n
+    return t, preemptions() != p0
 
 
 def quart(xs):
@@ -159,26 +170,38 @@ def ratios(times):
     return r
 
 
+def busy(preempted, rounds):
+    """More than a quarter of the rounds kept a preempted sample: the
+    scheduler, not the code, set those times."""
+    return 4 * preempted > rounds
+
+
 def paired(fns, min_rounds, cap):
     """fns: name -> callable, "copy" among them. Interference only adds
     time, so a round keeps the fastest of its samples of each; rounds go on
-    until every ratio's range is within +-SPREAD, or cap seconds."""
+    until every ratio's range is within +-SPREAD, or cap seconds.
+    Returns (per-round times by name, rounds with a preempted kept sample)."""
     calls = {k: calls_for(f) for k, f in fns.items()}
     times = {k: [] for k in fns}
+    preempted = 0
     t0 = time.perf_counter()
     while True:
         got = {k: [] for k in fns}
         for _ in range(PER_ROUND):
             for k, f in fns.items():
                 got[k].append(sample(f, calls[k]))
+        pre = False
         for k in fns:
-            times[k].append(min(got[k]))
+            t, p = min(got[k])
+            times[k].append(t)
+            pre |= p
+        preempted += pre
         n = len(times["copy"])
         if n < min_rounds:
             continue
-        settled = not any(is_wide(*quart(r)) for r in ratios(times).values())
+        settled = not any(is_wide(*quart(r)) for r in ratios(times).values()) and not busy(preempted, n)
         if settled or time.perf_counter() - t0 > cap or n >= 201:
-            return times
+            return times, preempted
 
 
 def main():
@@ -225,7 +248,7 @@ def main():
                     fns["compile"] = lambda: fc(*args)
                 except Exception as e:  # inductor needs a C++ compiler
                     print(f"  torch.compile failed for {name}: {type(e).__name__}", file=sys.stderr)
-            times = paired(fns, a.min_rounds, a.time_cap)
+            times, preempted = paired(fns, a.min_rounds, a.time_cap)
         R = {k: quart(v) for k, v in ratios(times).items()}
         T = {k: quart(v)[0] for k, v in times.items()}
         o = ours_json.get(name)
@@ -253,13 +276,15 @@ def main():
             return "-"
 
         note = "wide: " + ", ".join(wide_rows) if wide_rows else ""
+        if busy(preempted, len(times["copy"])):
+            note += ("; " if note else "") + f"preempted in {preempted} of {len(times['copy'])} rounds (busy machine)"
         print(f"| {name} | {ms('ours')} | {ms('eager')} | {ms('compile')} | {rq('ours of copy', 1)} "
               f"| {rq('eager of copy', 1)} | {rq('compile of copy', 1)} | {rq('eager/ours')} | {rq('compile/ours')} "
               f"| {f'{dn:.2f}x*' if dn else '-'} | {len(times['copy'])} | {note} |", flush=True)
         out.append({"case": name, "bytes": nbytes, "rounds": len(times["copy"]), "ours_s": T.get("ours"),
                     "eager_s": T.get("eager"), "compile_s": T.get("compile"), "copy_s": T["copy"],
                     "ratios": {k: {"median": q[0], "q1": q[1], "q3": q[2]} for k, q in R.items()},
-                    "wide": wide_rows, "onednn_ratio": dn})
+                    "wide": wide_rows, "preempted_rounds": preempted, "onednn_ratio": dn})
         del f, args, fns, src, dst
     if a.json:
         json.dump(out, open(a.json, "w"), indent=1)
