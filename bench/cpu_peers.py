@@ -1,24 +1,36 @@
 #!/usr/bin/env python3
-"""PyTorch CPU peers of build/bench/infiniop-bench's CPU cases: eager and
-torch.compile (inductor), same shapes, dtypes and minimum-bytes count, so
-their GB/s compare with the bench's table.
+"""PyTorch CPU peers of infiniop-bench's CPU cases: eager and torch.compile
+(inductor), same shapes, dtypes and minimum-bytes count, so their GB/s
+compare with the bench's table.
 
-    python3 bench/cpu_peers.py [--reps N] [--case SUBSTRING] [--no-compile]
-                               [--ours BENCH.json] [--json OUT.json]
+    python3 bench/cpu_peers.py [--case SUBSTRING] [--no-compile] [--lib BUILD_DIR]
+                               [--time-cap S] [--min-rounds N] [--ours BENCH.json] [--json OUT.json]
 
---ours: the JSON of `infiniop-bench --json` from the same run (the listed
-set at the most threads) adds our time and the ratios peer / ours (> 1: we
-are faster). bench/cpu_bench.sh runs both. The peers do what a PyTorch user
-writes: add_rms_norm is `r = a + b; F.rms_norm(r, ...)` in the activation
-dtype (torch rounds r before the norm; ours uses the float32 sum, SPEC);
-layer_norm is F.layer_norm (it writes only the output, ours also writes the
-standardization and std: the bytes counted are ours, so a peer's GB/s is
-conservative); causal_softmax is masked_fill + softmax; silu and sigmoid
-are F.silu and torch.sigmoid.
+Paired rounds, as infiniop-bench's: each case runs in rounds that interleave
+ours (the library through this tree's Python package on the same torch
+tensors, outputs given, when `import infiniop` finds the library: --lib
+build-cpu), the peers and a torch copy of the same bytes (min_bytes / 2
+read and written). A round keeps the fastest of 3 samples of each and its
+ratios: copy time / contender time ("of copy") and peer time / our time
+(> 1: we are faster). Reported: median [interquartile range] over the
+rounds, which go on until every range is within +-5% or --time-cap seconds
+(a wider one is named in the note). Without the library, --ours (the JSON
+of `infiniop-bench --json`) gives our time and oneDNN's ratio, unpaired
+(marked *). A row where more than a quarter of the rounds kept a sample
+during which a thread was preempted (getrusage ru_nivcsw) is marked
+"preempted (busy machine)". bench/cpu_bench.sh runs both.
+
+The peers do what a PyTorch user writes: add_rms_norm is `r = a + b;
+F.rms_norm(r, ...)` in the activation dtype (torch rounds r before the
+norm; ours uses the float32 sum, SPEC); layer_norm is F.layer_norm (it
+writes only the output, ours also writes the standardization and std: the
+bytes counted are ours, so a peer's GB/s is conservative); causal_softmax
+is masked_fill + softmax; silu and sigmoid are F.silu and torch.sigmoid.
 """
 import argparse
 import json
-import statistics
+import os
+import resource
 import sys
 import time
 
@@ -76,59 +88,204 @@ def setup(op, dt, shape):
     return (F.silu if op == "silu" else torch.sigmoid), (x,), 2 * n * es
 
 
-def median_time(f, args, reps):
+def ours_fn(op, args):
+    """Our operator on the same tensors, outputs allocated once, or None."""
+    try:
+        import infiniop
+
+        infiniop.cpu_isa()
+    except Exception as e:  # no package or no library: unpaired (--ours)
+        print(f"(infiniop not importable: {type(e).__name__}: {e}; ours unpaired, from --ours)", file=sys.stderr)
+        return None
+    if op == "arn":
+        a, b, w = args
+        out = (torch.empty_like(a), torch.empty_like(a))
+        return lambda: infiniop.add_rms_norm(a, b, w, 1e-6, out=out)
+    if op == "ln":
+        x, w, bb = args
+        out = (torch.empty_like(x), torch.empty_like(x), torch.empty(x.shape[:-1], dtype=x.dtype))
+        return lambda: infiniop.layer_norm(x, w, bb, 1e-5, out=out)
+    x = args[0]
+    y = torch.empty_like(x)
+    f = {"cs": infiniop.causal_softmax, "silu": infiniop.silu, "sigmoid": infiniop.sigmoid}[op]
+    return lambda: f(x, out=y)
+
+
+PER_ROUND = 3
+SPREAD = 0.05
+
+
+def calls_for(f):
+    """Calls per sample so that one lasts about 200 us; warms f up."""
     for _ in range(3):
-        f(*args)
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f(*args)
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        f()
+    t0 = time.perf_counter()
+    f()
+    t = time.perf_counter() - t0
+    return max(1, min(20000, int(200e-6 / t) + 1)) if t > 0 else 1
+
+
+def preemptions():
+    """Involuntary context switches of the process (every thread) so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
+def sample(f, n):
+    """(seconds per call, whether a thread was preempted meanwhile)."""
+    p0 = preemptions()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        f()
+    t = (time.perf_counter() - t0) / n
+    return t, preemptions() != p0
+
+
+def quart(xs):
+    """median, first and third quartile (linear interpolation)."""
+    s = sorted(xs)
+
+    def q(p):
+        pos = p * (len(s) - 1)
+        i = int(pos)
+        return s[i] + (pos - i) * (s[i + 1] - s[i]) if i + 1 < len(s) else s[-1]
+
+    return q(0.5), q(0.25), q(0.75)
+
+
+def is_wide(m, q1, q3):
+    return q1 < (1 - SPREAD) * m or q3 > (1 + SPREAD) * m
+
+
+def ratios(times):
+    """Per round: copy time / contender time ("of copy"), and peer time /
+    our time for every peer when ours runs in the rounds."""
+    r = {}
+    for k, ts in times.items():
+        if k != "copy":
+            r[k + " of copy"] = [c / t for c, t in zip(times["copy"], ts)]
+    if "ours" in times:
+        for k, ts in times.items():
+            if k not in ("copy", "ours"):
+                r[k + "/ours"] = [t / o for t, o in zip(ts, times["ours"])]
+    return r
+
+
+def busy(preempted, rounds):
+    """More than a quarter of the rounds kept a preempted sample: the
+    scheduler, not the code, set those times."""
+    return 4 * preempted > rounds
+
+
+def paired(fns, min_rounds, cap):
+    """fns: name -> callable, "copy" among them. Interference only adds
+    time, so a round keeps the fastest of its samples of each; rounds go on
+    until every ratio's range is within +-SPREAD, or cap seconds.
+    Returns (per-round times by name, rounds with a preempted kept sample)."""
+    calls = {k: calls_for(f) for k, f in fns.items()}
+    times = {k: [] for k in fns}
+    preempted = 0
+    t0 = time.perf_counter()
+    while True:
+        got = {k: [] for k in fns}
+        for _ in range(PER_ROUND):
+            for k, f in fns.items():
+                got[k].append(sample(f, calls[k]))
+        pre = False
+        for k in fns:
+            t, p = min(got[k])
+            times[k].append(t)
+            pre |= p
+        preempted += pre
+        n = len(times["copy"])
+        if n < min_rounds:
+            continue
+        settled = not any(is_wide(*quart(r)) for r in ratios(times).values()) and not busy(preempted, n)
+        if settled or time.perf_counter() - t0 > cap or n >= 201:
+            return times, preempted
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--case")
     ap.add_argument("--no-compile", action="store_true")
-    ap.add_argument("--ours")
+    ap.add_argument("--lib", help="build folder (or library) of infiniop: ours runs in the same rounds")
+    ap.add_argument("--time-cap", type=float, default=3.0, help="seconds of rounds per case")
+    ap.add_argument("--min-rounds", type=int, default=7)
+    ap.add_argument("--ours", help="infiniop-bench --json file: our time when the library is not importable")
     ap.add_argument("--json")
     a = ap.parse_args()
-    ours = {}
+    if a.lib:
+        os.environ["INFINIOP_LIBRARY_PATH"] = os.path.abspath(a.lib)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "python"))  # the package of this tree, when not installed
+    ours_json = {}
     if a.ours:
         rows = json.load(open(a.ours))
         top = max((r["threads"] for r in rows), default=0)
-        ours = {r["case"]: r for r in rows if r["set"] == "listed" and r["threads"] == top}
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; median of {a.reps} runs\n")
-    print("| case | ours | torch eager | torch.compile | eager/ours | compile/ours | oneDNN/ours |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+        ours_json = {r["case"]: r for r in rows if r["set"] == "listed" and r["threads"] == top}
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; paired rounds with a torch copy of the same "
+          f"bytes: median [IQR] of per-round ratios, until +-{SPREAD:.0%} or {a.time_cap:g} s\n")
+    print("| case | ours | torch eager | torch.compile | ours of copy | eager of copy | compile of copy "
+          "| eager/ours | compile/ours | oneDNN/ours | rounds | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     out = []
     for name, op, dt, shape in CASES:
         if a.case and a.case not in name:
             continue
         f, args, nbytes = setup(op, dt, shape)
+        src = torch.ones(nbytes // 2, dtype=torch.uint8)
+        dst = torch.empty_like(src)
+        fns = {"copy": lambda: dst.copy_(src)}
         with torch.no_grad():
-            te = median_time(f, args, a.reps)
-            tc = None
+            ours = ours_fn(op, args)
+            if ours:
+                fns["ours"] = ours
+            fns["eager"] = lambda: f(*args)
             if not a.no_compile:
                 try:
-                    tc = median_time(torch.compile(f, dynamic=False), args, a.reps)
+                    fc = torch.compile(f, dynamic=False)
+                    fc(*args)
+                    fns["compile"] = lambda: fc(*args)
                 except Exception as e:  # inductor needs a C++ compiler
                     print(f"  torch.compile failed for {name}: {type(e).__name__}", file=sys.stderr)
-        o = ours.get(name)
-        to = o["time_s"] if o else None
-        tdn = o.get("onednn_time_s") if o else None
+            times, preempted = paired(fns, a.min_rounds, a.time_cap)
+        R = {k: quart(v) for k, v in ratios(times).items()}
+        T = {k: quart(v)[0] for k, v in times.items()}
+        o = ours_json.get(name)
+        if "ours" not in T and o:  # unpaired: the bench's own run
+            T["ours"] = o["time_s"]
+            R["ours of copy"] = (o["of_copy"], o.get("of_copy_q1", o["of_copy"]), o.get("of_copy_q3", o["of_copy"]))
+            for k in ("eager", "compile"):
+                if k in T:
+                    R[k + "/ours*"] = (T[k] / T["ours"],) * 3
+        dn = (o or {}).get("onednn_ratio")
+        wide_rows = [k for k, q in R.items() if is_wide(*q)]
 
-        def ms(t):
+        def ms(k):
+            t = T.get(k)
             return f"{t * 1e3:.3f} ms ({nbytes / t * 1e-9:.1f} GB/s)" if t else "-"
 
-        def ratio(t):
-            return f"{t / to:.2f}x" if t and to else "-"
+        def rq(k, pct=False):
+            for kk in (k, k + "*"):
+                if kk in R:
+                    m, q1, q3 = R[kk]
+                    star = "*" if kk.endswith("*") else ""
+                    if pct:
+                        return f"{100 * m:.1f}% [{100 * q1:.1f}-{100 * q3:.1f}]{star}"
+                    return f"{m:.2f}x [{q1:.2f}-{q3:.2f}]{star}"
+            return "-"
 
-        print(f"| {name} | {ms(to)} | {ms(te)} | {ms(tc)} | {ratio(te)} | {ratio(tc)} | {ratio(tdn)} |", flush=True)
-        out.append({"case": name, "bytes": nbytes, "ours_s": to, "eager_s": te, "compile_s": tc, "onednn_s": tdn})
-        del f, args
+        note = "wide: " + ", ".join(wide_rows) if wide_rows else ""
+        if busy(preempted, len(times["copy"])):
+            note += ("; " if note else "") + f"preempted in {preempted} of {len(times['copy'])} rounds (busy machine)"
+        print(f"| {name} | {ms('ours')} | {ms('eager')} | {ms('compile')} | {rq('ours of copy', 1)} "
+              f"| {rq('eager of copy', 1)} | {rq('compile of copy', 1)} | {rq('eager/ours')} | {rq('compile/ours')} "
+              f"| {f'{dn:.2f}x*' if dn else '-'} | {len(times['copy'])} | {note} |", flush=True)
+        out.append({"case": name, "bytes": nbytes, "rounds": len(times["copy"]), "ours_s": T.get("ours"),
+                    "eager_s": T.get("eager"), "compile_s": T.get("compile"), "copy_s": T["copy"],
+                    "ratios": {k: {"median": q[0], "q1": q[1], "q3": q[2]} for k, q in R.items()},
+                    "wide": wide_rows, "preempted_rounds": preempted, "onednn_ratio": dn})
+        del f, args, fns, src, dst
     if a.json:
         json.dump(out, open(a.json, "w"), indent=1)
 

@@ -2,23 +2,33 @@
  * infiniop_bench.c - runs every operator on representative transformer
  * shapes, verifies every output element against the float64 references of
  * the tests (tests/common/reference.c, with the tests' tolerances), and
- * prints a table: median time, effective bandwidth (the minimum bytes the
- * operator must move / time) and its ratio to the machine's copy bandwidth
- * measured in the same run.
+ * prints a table: time, effective bandwidth (the minimum bytes the operator
+ * must move / time), its ratio to a copy of the same bytes, and oneDNN's.
  *
- *   infiniop-bench [--device cpu|nvidia] [--reps N] [--copy-mib M] [--case SUBSTRING] [--no-onednn]
- *                  [--sweep] [--json FILE]
+ *   infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]
+ *                  [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]
+ *                  [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]
+ *                  [--compare PREVIOUS.json] [--copy stream|memcpy]
  *
- * --sweep (CPU): every case at two working sets, the listed shape and one
- * of at least 4x the last-level cache (read from sysfs / sysconf; the
- * first dimension scaled up), each at 1..N OpenMP threads, with the copy
- * ceiling measured at the same bytes and thread count (a memcpy of
- * min_bytes / 2 each way). --json writes every measured row as a JSON
- * array (bench/cpu_scaling_plot.py charts it).
+ * Paired rounds (measure()): each case runs in rounds interleaved with a
+ * copy of the same bytes at the same threads (and with oneDNN where it has
+ * the operation); the ratios are per round, reported as median
+ * [interquartile range]; rounds go on until the range is within +-5% or
+ * --time-cap seconds (default 3), else the row is marked wide.
+ * Sets: the listed shape, and (--sets dram / both) one of at least 4x the
+ * last-level cache (sysfs, or --llc-mib; the first dimension scaled up).
+ * Kind: DRAM when the bytes exceed the last-level cache, else cache; the
+ * copy of the same bytes is of the same kind.
+ * Threads: the OpenMP maximum, or --threads; --sweep: 1..N, both sets.
+ * --json writes every row (one per line); --compare reads such a file of
+ * an earlier run and marks the rows whose ratio moved more than 10% since
+ * (scripts/bench.sh passes its previous run).
  *
- * Copy ceiling: on the CPU a memcpy of a buffer far larger than the caches,
- * split over all OpenMP threads; on nvidia a device-to-device
- * infinirtMemcpy timed with events. Both count bytes read + bytes written.
+ * The copy (CPU): min_bytes / 2 read and written, split over the team the
+ * library's kernels take for those bytes, with streaming stores when the
+ * output exceeds 8 MiB (as the kernels'; --copy memcpy: glibc's memcpy
+ * throughout, the ceiling of earlier tables); on nvidia a device-to-device
+ * infinirtMemcpy timed with events. Both count bytes read + written.
  * Minimum bytes: every input element read once and every output element
  * written once (causal softmax: only the visible inputs are read).
  * When built with oneDNN (optional, CPU only), oneDNN's layer
@@ -27,6 +37,9 @@
  * The device side goes through infinirt only (no CUDA headers here).
  */
 #define _GNU_SOURCE /* sysconf(_SC_LEVEL3_CACHE_SIZE) */
+#if defined(__x86_64__)
+#include <emmintrin.h> /* the streaming copy; before the project's headers (their macros) */
+#endif
 #include <infiniop.h>
 #include <infinirt.h>
 
@@ -39,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifdef INFINIOP_BENCH_ONEDNN
@@ -56,7 +70,6 @@
     } while (0)
 
 static infiniDevice_t g_dev = INFINI_DEVICE_CPU;
-static int g_reps = 30;
 static infiniopHandle_t g_handle;
 
 static double now_s(void) {
@@ -128,6 +141,14 @@ static cview view(const buf_t *b, infiniDtype_t dt, size_t ndim, const size_t *s
     tl_contiguous_strides(ndim, shape, c.strides);
     return c;
 }
+/* The same from element `off` on: the float64 references keep no state, so
+ * the verifications run them over blocks of rows in parallel. */
+static cview view_at(const buf_t *b, infiniDtype_t dt, size_t ndim, const size_t *shape, size_t off) {
+    cview c = {{(char *)b->host + off * tl_dtype_size(dt), dt, ndim, shape, NULL}, {0}};
+    tl_contiguous_strides(ndim, shape, c.strides);
+    return c;
+}
+#define REF_BLOCK 64 /* rows per parallel reference block (causal softmax: one S x T slice) */
 static ref_view_t *vfix(cview *c) {
     c->v.strides = c->strides;
     return &c->v;
@@ -137,44 +158,100 @@ static ref_view_t *vfix(cview *c) {
 /* ------------------------------------------------------------------ timing */
 typedef void (*call_fn)(void *state);
 
-/* Median seconds of one call over reps calls (after warm-up calls). */
-static double time_median(call_fn fn, void *state, int reps) {
-    double *t = malloc((size_t)reps * sizeof *t);
-    for (int w = 0; w < 3; ++w) fn(state);
+/* Involuntary context switches of the whole process so far (every thread):
+ * a sample during which one happened had a thread taken off its core. */
+static long preemptions(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) ? 0 : u.ru_nivcsw;
+}
+static int g_preempted; /* set by sample(): the last sample was preempted */
+
+/* Seconds per call of `calls` back-to-back calls (nvidia: between events). */
+static double sample(call_fn fn, void *state, int calls) {
     if (g_dev == INFINI_DEVICE_CPU) {
-        for (int r = 0; r < reps; ++r) {
-            double t0 = now_s();
-            fn(state);
-            t[r] = now_s() - t0;
-        }
-    } else {
-        infinirtEvent_t e0, e1;
-        CHECK_ST(infinirtEventCreate(&e0));
-        CHECK_ST(infinirtEventCreate(&e1));
-        CHECK_ST(infinirtDeviceSynchronize());
-        for (int r = 0; r < reps; ++r) {
-            float ms = 0;
-            CHECK_ST(infinirtEventRecord(e0, NULL));
-            fn(state);
-            CHECK_ST(infinirtEventRecord(e1, NULL));
-            CHECK_ST(infinirtEventSynchronize(e1));
-            CHECK_ST(infinirtEventElapsedTime(&ms, e0, e1));
-            t[r] = 1e-3 * ms;
-        }
-        infinirtEventDestroy(e0);
-        infinirtEventDestroy(e1);
+        long p0 = preemptions();
+        double t0 = now_s();
+        for (int k = 0; k < calls; ++k) fn(state);
+        double t = (now_s() - t0) / calls;
+        g_preempted = preemptions() != p0;
+        return t;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double m = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-    free(t);
-    return m;
+    g_preempted = 0;
+    infinirtEvent_t e0, e1;
+    float ms = 0;
+    CHECK_ST(infinirtEventCreate(&e0));
+    CHECK_ST(infinirtEventCreate(&e1));
+    CHECK_ST(infinirtEventRecord(e0, NULL));
+    for (int k = 0; k < calls; ++k) fn(state);
+    CHECK_ST(infinirtEventRecord(e1, NULL));
+    CHECK_ST(infinirtEventSynchronize(e1));
+    CHECK_ST(infinirtEventElapsedTime(&ms, e0, e1));
+    infinirtEventDestroy(e0);
+    infinirtEventDestroy(e1);
+    return 1e-3 * ms / calls;
 }
 
-/* ------------------------------------------------------------------ copy ceiling */
+/* Calls per sample so that one sample lasts about 200 us (the clock's and
+ * the event's resolution stay under 1% of it); warms the callee up. */
+static int calls_per_sample(call_fn fn, void *state) {
+    for (int w = 0; w < 3; ++w) fn(state);
+    double t = sample(fn, state, 1);
+    t = t < sample(fn, state, 1) ? t : sample(fn, state, 1);
+    int n = t > 0 ? (int)ceil(200e-6 / t) : 1;
+    return n < 1 ? 1 : n > 20000 ? 20000 : n;
+}
+
+/* Median and quartiles (linear interpolation) of n values; sorts x. */
+typedef struct {
+    double med, q1, q3;
+} quart_t;
+static double quantile(const double *s, int n, double q) {
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    return i + 1 < n ? s[i] + (pos - i) * (s[i + 1] - s[i]) : s[n - 1];
+}
+static quart_t quartiles(double *x, int n) {
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    quart_t q = {quantile(x, n, 0.5), quantile(x, n, 0.25), quantile(x, n, 0.75)};
+    return q;
+}
+/* The spread rule: the interquartile range within +-SPREAD of the median. */
+#define SPREAD 0.05
+static int is_wide(quart_t q) { return q.q1 < (1 - SPREAD) * q.med || q.q3 > (1 + SPREAD) * q.med; }
+
+/* ------------------------------------------------------------------ copy of the same bytes */
 typedef struct {
     buf_t src, dst;
-    size_t bytes;
+    size_t bytes; /* each way: read + written = 2 * bytes */
+    int team;
 } copy_state;
+
+/* Copy n bytes (16-byte aligned, as every chunk here is) with streaming
+ * stores when `stream`, as the kernels write outputs larger than the caches
+ * (src/cpu/cpu.h INFINIOP_CPU_STREAM_BYTES): the destination is not read
+ * for ownership, so the copy moves 2 bytes per byte, not 3. */
+static void copy_bytes(char *dst, const char *src, size_t n, int stream) {
+#if defined(__x86_64__)
+    if (stream && !((uintptr_t)dst & 15) && !((uintptr_t)src & 15)) {
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m128i a = _mm_load_si128((const __m128i *)(src + i)), b = _mm_load_si128((const __m128i *)(src + i + 16));
+            __m128i c = _mm_load_si128((const __m128i *)(src + i + 32)), d = _mm_load_si128((const __m128i *)(src + i + 48));
+            _mm_stream_si128((__m128i *)(dst + i), a);
+            _mm_stream_si128((__m128i *)(dst + i + 16), b);
+            _mm_stream_si128((__m128i *)(dst + i + 32), c);
+            _mm_stream_si128((__m128i *)(dst + i + 48), d);
+        }
+        _mm_sfence();
+        if (i < n) memcpy(dst + i, src + i, n - i);
+        return;
+    }
+#endif
+    (void)stream;
+    memcpy(dst, src, n);
+}
+
+static int g_copy_stream = 1; /* --copy memcpy: 0 (glibc's memcpy throughout) */
 
 static void copy_call(void *p) {
     copy_state *s = p;
@@ -182,30 +259,53 @@ static void copy_call(void *p) {
         CHECK_ST(infinirtMemcpy(s->dst.dev, s->src.dev, s->bytes, INFINIRT_MEMCPY_D2D));
         return;
     }
-#pragma omp parallel
+    int stream = g_copy_stream && s->bytes > ((size_t)8 << 20);
+    if (s->team < 2) {
+        copy_bytes(s->dst.host, s->src.host, s->bytes, stream);
+        return;
+    }
+#pragma omp parallel num_threads(s->team)
     {
         size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
         size_t chunk = (s->bytes / nt + 4095) / 4096 * 4096, lo = t * chunk;
         size_t hi = lo + chunk < s->bytes ? lo + chunk : s->bytes;
-        if (lo < hi) memcpy((char *)s->dst.host + lo, (const char *)s->src.host + lo, hi - lo);
+        if (lo < hi) copy_bytes((char *)s->dst.host + lo, (const char *)s->src.host + lo, hi - lo, stream);
     }
 }
 
-/* Bytes read + written per second, copying `bytes` (CPU: with the current
- * omp_get_max_threads() threads). */
-static double copy_bandwidth_bytes(size_t bytes) {
+/* The copy of a case's bytes: min_bytes / 2 read and min_bytes / 2 written,
+ * with the team the library's CPU kernels take for min_bytes (src/cpu/cpu.c:
+ * one thread under 1 MiB, at most one per 256 KiB task, else every OpenMP
+ * thread), so a set of one kind (cache, DRAM) meets the ceiling of its kind. */
+static copy_state copy_new(size_t min_bytes) {
     copy_state s;
-    s.bytes = bytes;
+    s.bytes = min_bytes / 2 < 64 ? 64 : min_bytes / 2;
     s.src = buf_new(s.bytes);
     s.dst = buf_new(s.bytes);
     memset(s.src.host, 1, s.bytes);
     buf_upload(&s.src);
-    double t = time_median(copy_call, &s, 11);
-    buf_free(&s.src);
-    buf_free(&s.dst);
-    return 2.0 * (double)s.bytes / t;
+    size_t tasks = min_bytes >> 18;
+    int team = omp_get_max_threads();
+    if ((size_t)team > tasks) team = (int)tasks;
+    s.team = min_bytes < ((size_t)1 << 20) ? 1 : team;
+    return s;
 }
-static double copy_bandwidth(size_t mib) { return copy_bandwidth_bytes(mib << 20); }
+static void copy_free(copy_state *s) {
+    buf_free(&s->src);
+    buf_free(&s->dst);
+}
+
+/* Bytes read + written per second, copying `bytes` with every OpenMP thread
+ * (the header's DRAM reference; the cases are paired with their own copy). */
+static double copy_bandwidth(size_t bytes) {
+    copy_state s = copy_new(2 * bytes);
+    s.team = omp_get_max_threads();
+    int calls = calls_per_sample(copy_call, &s);
+    double t[11];
+    for (int r = 0; r < 11; ++r) t[r] = sample(copy_call, &s, calls);
+    copy_free(&s);
+    return 2.0 * (double)s.bytes / quartiles(t, 11).med;
+}
 
 /* The largest cache of the machine (bytes; 0 if unknown): sysfs's cache
  * entries of cpu0 (the kernel's view), else sysconf (glibc's, from CPUID:
@@ -268,7 +368,7 @@ struct bench_case {
     call_fn call;
     size_t (*verify)(bench_case *c); /* number of bad elements */
     void (*teardown)(bench_case *c);
-    double (*onednn)(bench_case *c); /* seconds, or < 0 when not available */
+    void *(*onednn)(bench_case *c);  /* the oneDNN peer ready to run on the case's buffers, or NULL */
     int micro;                       /* report in microseconds */
     infiniDtype_t at, wt;
     size_t ndim, shape[3];
@@ -329,9 +429,14 @@ static double tol_scaled(size_t i, double ref, const void *ctx) {
 static size_t arn_verify(bench_case *c) {
     size_t n = numel(c), D = lastdim(c);
     double *ry = malloc(n * sizeof *ry), *rr = malloc(n * sizeof *rr);
-    cview a = view(&c->in[0], c->at, c->ndim, c->shape), b = view(&c->in[1], c->at, c->ndim, c->shape),
-               w = view(&c->in[2], c->wt, 1, &c->shape[c->ndim - 1]);
-    ref_add_rms_norm(VIEW_FIX(a), VIEW_FIX(b), VIEW_FIX(w), (double)ARN_EPS, ry, rr);
+    size_t rows = n / D;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t r0 = 0; r0 < rows; r0 += REF_BLOCK) {
+        size_t sh[2] = {rows - r0 < REF_BLOCK ? rows - r0 : REF_BLOCK, D};
+        cview a = view_at(&c->in[0], c->at, 2, sh, r0 * D), b = view_at(&c->in[1], c->at, 2, sh, r0 * D),
+              w = view(&c->in[2], c->wt, 1, &sh[1]);
+        ref_add_rms_norm(VIEW_FIX(a), VIEW_FIX(b), VIEW_FIX(w), (double)ARN_EPS, ry + r0 * D, rr + r0 * D);
+    }
     double K = 16.0 + 2.0 * sqrt((double)D);
     buf_download(&c->out[0]);
     buf_download(&c->out[1]);
@@ -397,7 +502,13 @@ static size_t ln_verify(bench_case *c) {
     double *mas = malloc(rows * sizeof(double)), *aw = malloc(D * sizeof(double)), *ab = malloc(D * sizeof(double));
     cview x = view(&c->in[0], c->at, c->ndim, c->shape), w = view(&c->in[1], c->at, 1, &c->shape[c->ndim - 1]),
                b = view(&c->in[2], c->at, 1, &c->shape[c->ndim - 1]);
-    ref_layer_norm(VIEW_FIX(x), VIEW_FIX(w), VIEW_FIX(b), (double)LN_EPS, ro, rz, rs, NULL);
+    (void)VIEW_FIX(x), (void)VIEW_FIX(w), (void)VIEW_FIX(b);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t r0 = 0; r0 < rows; r0 += REF_BLOCK) {
+        size_t sh[2] = {rows - r0 < REF_BLOCK ? rows - r0 : REF_BLOCK, D};
+        cview xb = view_at(&c->in[0], c->at, 2, sh, r0 * D);
+        ref_layer_norm(VIEW_FIX(xb), &w.v, &b.v, (double)LN_EPS, ro + r0 * D, rz + r0 * D, rs + r0, NULL);
+    }
 #pragma omp parallel for schedule(static)
     for (size_t r = 0; r < rows; ++r) {
         double s = 0;
@@ -449,7 +560,14 @@ static size_t cs_verify(bench_case *c) {
     size_t n = numel(c), S = c->shape[c->ndim - 2], T = lastdim(c);
     double *ref = malloc(n * sizeof(double)), *ad = calloc(n, sizeof(double));
     cview x = view(&c->in[0], c->at, c->ndim, c->shape);
-    ref_causal_softmax(VIEW_FIX(x), ref);
+    (void)VIEW_FIX(x);
+    size_t slices = n / (S * T);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t s0 = 0; s0 < slices; ++s0) {
+        size_t sh[3] = {1, S, T};
+        cview xb = view_at(&c->in[0], c->at, 3, sh, s0 * S * T);
+        ref_causal_softmax(VIEW_FIX(xb), ref + s0 * S * T);
+    }
 #pragma omp parallel for schedule(static)
     for (size_t r = 0; r < n / T; ++r) {
         size_t vis = r % S + (T - S) + 1;
@@ -530,6 +648,7 @@ typedef struct {
     dnnl_primitive_t prim;
     int nargs;
     dnnl_exec_arg_t args[8];
+    void *scratch[2]; /* host arrays the arguments point to, freed with it */
 } dnnl_run;
 
 static void dnnl_call(void *p) {
@@ -544,17 +663,26 @@ static dnnl_memory_t dnnl_mem(const dnnl_memory_desc_t *md, void *data) {
     return m;
 }
 
-/* Build the primitive from op_desc, time it, free everything. */
-static double dnnl_time(const void *op_desc, dnnl_run *r) {
+/* The primitive from op_desc, ready to run (heap), or NULL. */
+static void *dnnl_prepare(const void *op_desc, const dnnl_run *proto) {
     dnnl_primitive_desc_t pd;
-    if (dnnl_primitive_desc_create(&pd, op_desc, NULL, g_eng, NULL) != dnnl_success) return -1.0;
+    dnnl_run *r = malloc(sizeof *r);
+    *r = *proto;
+    if (dnnl_primitive_desc_create(&pd, op_desc, NULL, g_eng, NULL) != dnnl_success) goto fail;
     dnnl_status_t st = dnnl_primitive_create(&r->prim, pd);
     dnnl_primitive_desc_destroy(pd);
-    if (st != dnnl_success) return -1.0;
-    double t = time_median(dnnl_call, r, g_reps);
+    if (st == dnnl_success) return r;
+fail:
+    for (int k = 0; k < r->nargs; ++k) dnnl_memory_destroy(r->args[k].memory);
+    free(r);
+    return NULL;
+}
+static void dnnl_release(void *p) {
+    dnnl_run *r = p;
     dnnl_primitive_destroy(r->prim);
     for (int k = 0; k < r->nargs; ++k) dnnl_memory_destroy(r->args[k].memory);
-    return t;
+    for (int k = 0; k < 2; ++k) free(r->scratch[k]);
+    free(r);
 }
 
 static void dims_of(const bench_case *c, dnnl_dims_t d) {
@@ -562,7 +690,7 @@ static void dims_of(const bench_case *c, dnnl_dims_t d) {
 }
 
 /* Eltwise (logistic or swish) from in[0] to out[0] (after our result was verified). */
-static double onednn_act(bench_case *c) {
+static void *onednn_act(bench_case *c) {
     dnnl_dims_t d;
     dims_of(c, d);
     dnnl_memory_desc_t md;
@@ -571,28 +699,30 @@ static double onednn_act(bench_case *c) {
     if (dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, c->aux[0] == 1.0 ? dnnl_eltwise_swish
                                                                                        : dnnl_eltwise_logistic,
                                        &md, 1.0f, 0.0f) != dnnl_success)
-        return -1.0;
-    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}}};
-    return dnnl_time(&ed, &r);
+        return NULL;
+    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}},
+                  {NULL, NULL}};
+    return dnnl_prepare(&ed, &r);
 }
 
 /* Softmax over the last axis (no mask) from in[0] to out[0]. */
-static double onednn_softmax(bench_case *c) {
+static void *onednn_softmax(bench_case *c) {
     dnnl_dims_t d;
     dims_of(c, d);
     dnnl_memory_desc_t md;
     dnnl_memory_desc_init_by_tag(&md, (int)c->ndim, d, dnnl_dt(c->at), dnnl_abc);
     dnnl_softmax_desc_t sd;
     if (dnnl_softmax_forward_desc_init(&sd, dnnl_forward_inference, &md, (int)c->ndim - 1) != dnnl_success)
-        return -1.0;
-    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}}};
-    return dnnl_time(&sd, &r);
+        return NULL;
+    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}},
+                  {NULL, NULL}};
+    return dnnl_prepare(&sd, &r);
 }
 
 /* Layer normalization with scale and shift (float32, oneDNN's rule),
  * writing dst and the mean and variance (training: the statistics are
  * outputs, as input_std_deviation is ours). */
-static double onednn_ln(bench_case *c) {
+static void *onednn_ln(bench_case *c) {
     size_t D = lastdim(c), rows = numel(c) / D;
     dnnl_dims_t d, sdims = {(dnnl_dim_t)rows}, wdims = {(dnnl_dim_t)D};
     dims_of(c, d);
@@ -603,9 +733,9 @@ static double onednn_ln(bench_case *c) {
     dnnl_layer_normalization_desc_t ld;
     if (dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_training, &md, &smd, LN_EPS,
                                                    dnnl_use_scale | dnnl_use_shift) != dnnl_success)
-        return -1.0;
-    float *scale = malloc(D * sizeof(float)), *shift = malloc(D * sizeof(float));
-    float *mean = malloc(rows * sizeof(float)), *var = malloc(rows * sizeof(float));
+        return NULL;
+    float *scale = malloc(2 * D * sizeof(float)), *shift = scale + D;
+    float *mean = malloc(2 * rows * sizeof(float)), *var = mean + rows;
     for (size_t j = 0; j < D; ++j) {
         scale[j] = (float)tl_load(c->at, (char *)c->in[1].host + j * tl_dtype_size(c->at));
         shift[j] = (float)tl_load(c->at, (char *)c->in[2].host + j * tl_dtype_size(c->at));
@@ -616,15 +746,18 @@ static double onednn_ln(bench_case *c) {
                    {DNNL_ARG_SCALE, dnnl_mem(&wmd, scale)},
                    {DNNL_ARG_SHIFT, dnnl_mem(&wmd, shift)},
                    {DNNL_ARG_MEAN, dnnl_mem(&smd, mean)},
-                   {DNNL_ARG_VARIANCE, dnnl_mem(&smd, var)}}};
-    double t = dnnl_time(&ld, &r);
-    free(scale), free(shift), free(mean), free(var);
-    return t;
+                   {DNNL_ARG_VARIANCE, dnnl_mem(&smd, var)}},
+                  {scale, mean}};
+    void *p = dnnl_prepare(&ld, &r);
+    if (!p) free(scale), free(mean);
+    return p;
 }
 #define ONEDNN_ACT onednn_act
 #define ONEDNN_SOFTMAX onednn_softmax
 #define ONEDNN_LN onednn_ln
 #else
+static void dnnl_call(void *p) { (void)p; }
+static void dnnl_release(void *p) { (void)p; }
 #define ONEDNN_ACT NULL
 #define ONEDNN_SOFTMAX NULL
 #define ONEDNN_LN NULL
@@ -658,73 +791,269 @@ static bench_case g_cases[] = {
 };
 #define NCASES (sizeof g_cases / sizeof g_cases[0])
 
+/* ------------------------------------------------------------------ paired rounds */
+/* Each case runs in rounds; a round takes PER_ROUND samples of the case, of
+ * the copy of the same bytes with the same threads and of the oneDNN peer,
+ * interleaved, and keeps the fastest of each; its ratios (copy time / case
+ * time, oneDNN time / case time) are that round's. Both sides of a ratio so
+ * see the same machine state (frequency, neighbours' load, cache contents
+ * of the same kind). Rounds go on until the ratios' interquartile ranges
+ * are within +-SPREAD of their medians (after at least g_min_rounds) or
+ * g_time_cap seconds; a ratio whose range stays wider is reported as wide. */
+#define PER_ROUND 3
+#define MAX_ROUNDS 201
+static int g_min_rounds = 9;
+static double g_time_cap = 3.0;
+
+typedef struct {
+    int rounds, wide, dnnl_wide, has_dnnl;
+    int preempted; /* rounds in which a kept sample had a thread preempted */
+    quart_t t, tcopy, of_copy, tdnnl, dnnl_ratio;
+} result_t;
+
+static quart_t quart_of(const double *x, int n) {
+    double tmp[MAX_ROUNDS];
+    memcpy(tmp, x, (size_t)n * sizeof *x);
+    return quartiles(tmp, n);
+}
+
+/* Interference (another process, a preempted OpenMP thread) only adds
+ * time: the fastest of a round's samples is its least disturbed one. */
+static double fastest(const double *x, const int *pre, int *pre_out) {
+    int m = 0;
+    for (int j = 1; j < PER_ROUND; ++j) m = x[j] < x[m] ? j : m;
+    *pre_out |= pre[m];
+    return x[m];
+}
+
+/* More than a quarter of the rounds preempted: the scheduler, not the code,
+ * set those times (they come out in multiples of its time slice, and a
+ * case and its copy can then read the same). */
+static int busy(int preempted, int rounds) { return 4 * preempted > rounds; }
+
+static result_t measure(bench_case *c, int use_onednn) {
+    result_t R;
+    memset(&R, 0, sizeof R);
+    copy_state cp = copy_new(c->min_bytes);
+    void *dn = use_onednn && c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : NULL;
+    int nc = calls_per_sample(c->call, c), nk = calls_per_sample(copy_call, &cp);
+    int nd = dn ? calls_per_sample(dnnl_call, dn) : 0;
+    static double tc[MAX_ROUNDS], tk[MAX_ROUNDS], td[MAX_ROUNDS], rk[MAX_ROUNDS], rd[MAX_ROUNDS];
+    double t0 = now_s();
+    int n = 0;
+    while (n < MAX_ROUNDS) {
+        double a[PER_ROUND], b[PER_ROUND], d[PER_ROUND];
+        int pa[PER_ROUND], pb[PER_ROUND], pd[PER_ROUND], pre = 0;
+        for (int j = 0; j < PER_ROUND; ++j) {
+            a[j] = sample(c->call, c, nc);
+            pa[j] = g_preempted;
+            b[j] = sample(copy_call, &cp, nk);
+            pb[j] = g_preempted;
+            d[j] = dn ? sample(dnnl_call, dn, nd) : 0.0;
+            pd[j] = dn ? g_preempted : 0;
+        }
+        tc[n] = fastest(a, pa, &pre);
+        tk[n] = fastest(b, pb, &pre);
+        td[n] = fastest(d, pd, &pre);
+        R.preempted += pre;
+        rk[n] = tk[n] / tc[n];
+        rd[n] = td[n] / tc[n];
+        ++n;
+        if (n < g_min_rounds) continue;
+        int wide = is_wide(quart_of(rk, n)) || (dn && is_wide(quart_of(rd, n))) || busy(R.preempted, n);
+        if (!wide || now_s() - t0 > g_time_cap) break;
+    }
+    R.rounds = n;
+    R.t = quart_of(tc, n);
+    R.tcopy = quart_of(tk, n);
+    R.of_copy = quart_of(rk, n);
+    R.wide = is_wide(R.of_copy);
+    if (dn) {
+        R.has_dnnl = 1;
+        R.tdnnl = quart_of(td, n);
+        R.dnnl_ratio = quart_of(rd, n);
+        R.dnnl_wide = is_wide(R.dnnl_ratio);
+        dnnl_release(dn);
+    }
+    copy_free(&cp);
+    return R;
+}
+
+/* ------------------------------------------------------------------ the previous run (--compare) */
+/* Rows of an earlier --json file: the ratios each row had, to say which rows
+ * moved by more than MOVED since. One JSON row per line (json_row). */
+#define MOVED 0.10
+typedef struct {
+    char key[160];
+    double of_copy, dnnl_ratio;
+} prev_row;
+static prev_row *g_prev;
+static int g_nprev;
+
+static void row_key(char *key, size_t n, const char *name, const char *set, int threads) {
+    snprintf(key, n, "%s|%s|%d", name, set, threads);
+}
+static double json_num(const char *line, const char *field) {
+    const char *p = strstr(line, field);
+    return p ? strtod(p + strlen(field), NULL) : -1.0;
+}
+static void load_prev(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return; /* no earlier run: nothing to compare */
+    char line[2048];
+    while (fgets(line, sizeof line, f)) {
+        char name[100], set[32];
+        const char *p = strstr(line, "\"case\": \""), *q = strstr(line, "\"set\": \"");
+        if (!p || !q || sscanf(p + 9, "%99[^\"]", name) != 1 || sscanf(q + 8, "%31[^\"]", set) != 1) continue;
+        g_prev = realloc(g_prev, (size_t)(g_nprev + 1) * sizeof *g_prev);
+        prev_row *r = &g_prev[g_nprev++];
+        row_key(r->key, sizeof r->key, name, set, (int)json_num(line, "\"threads\": "));
+        r->of_copy = json_num(line, "\"of_copy\": ");
+        r->dnnl_ratio = json_num(line, "\"onednn_ratio\": ");
+    }
+    fclose(f);
+}
+/* Writes a note into buf when a ratio moved by more than MOVED; returns 1 then. */
+static int moved_note(const char *name, const char *set, int threads, const result_t *R, char *buf, size_t n) {
+    char key[160];
+    row_key(key, sizeof key, name, set, threads);
+    for (int i = 0; i < g_nprev; ++i) {
+        if (strcmp(g_prev[i].key, key)) continue;
+        double a = g_prev[i].of_copy, b = g_prev[i].dnnl_ratio;
+        if (a > 0 && fabs(R->of_copy.med / a - 1) > MOVED) {
+            snprintf(buf, n, "unstable: %.0f%% last run", 100 * a);
+            return 1;
+        }
+        if (R->has_dnnl && b > 0 && fabs(R->dnnl_ratio.med / b - 1) > MOVED) {
+            snprintf(buf, n, "unstable: oneDNN %.2fx last run", b);
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ JSON records */
 static FILE *g_json;
 static int g_json_rows;
-static void json_row(const bench_case *c, const char *set, int threads, double t, double copy_bw, double td) {
+static void json_row(const bench_case *c, const char *set, const char *kind, int threads, const result_t *R) {
     if (!g_json) return;
-    fprintf(g_json, "%s\n  {\"case\": \"%s\", \"set\": \"%s\", \"shape\": [", g_json_rows++ ? "," : "", c->name, set);
+    fprintf(g_json, "%s\n  {\"case\": \"%s\", \"set\": \"%s\", \"kind\": \"%s\", \"shape\": [", g_json_rows++ ? "," : "",
+            c->name, set, kind);
     for (size_t d = 0; d < c->ndim; ++d) fprintf(g_json, "%s%zu", d ? ", " : "", c->shape[d]);
-    fprintf(g_json, "], \"threads\": %d, \"bytes\": %zu, \"time_s\": %.9g, \"gbps\": %.4g, \"copy_gbps\": %.4g, "
-                    "\"of_copy\": %.4g, \"onednn_time_s\": ",
-            threads, c->min_bytes, t, (double)c->min_bytes / t * 1e-9, copy_bw * 1e-9, (double)c->min_bytes / t / copy_bw);
-    if (td > 0) fprintf(g_json, "%.9g}", td);
-    else fprintf(g_json, "null}");
+    double B = (double)c->min_bytes;
+    fprintf(g_json,
+            "], \"threads\": %d, \"bytes\": %zu, \"rounds\": %d, \"time_s\": %.9g, \"time_q1_s\": %.9g, "
+            "\"time_q3_s\": %.9g, \"gbps\": %.4g, \"copy_gbps\": %.4g, \"of_copy\": %.4g, \"of_copy_q1\": %.4g, "
+            "\"of_copy_q3\": %.4g, \"wide\": %s, \"preempted_rounds\": %d, \"onednn_time_s\": ",
+            threads, c->min_bytes, R->rounds, R->t.med, R->t.q1, R->t.q3, B / R->t.med * 1e-9, B / R->tcopy.med * 1e-9,
+            R->of_copy.med, R->of_copy.q1, R->of_copy.q3, R->wide || R->dnnl_wide ? "true" : "false", R->preempted);
+    if (R->has_dnnl)
+        fprintf(g_json, "%.9g, \"onednn_ratio\": %.4g, \"onednn_ratio_q1\": %.4g, \"onednn_ratio_q3\": %.4g}",
+                R->tdnnl.med, R->dnnl_ratio.med, R->dnnl_ratio.q1, R->dnnl_ratio.q3);
+    else fprintf(g_json, "null, \"onednn_ratio\": null}");
 }
 
-/* --sweep: the case at its listed shape and at >= 4x the last-level cache,
- * each at 1..N threads; the copy ceiling at the same bytes and threads. */
-static void sweep_case(bench_case *c, size_t llc, int nmax, int use_onednn) {
+/* ------------------------------------------------------------------ the table */
+static int g_wide_rows, g_moved_rows, g_rows;
+
+static void table_header(int use_onednn) {
+    printf("| %-40s | %-8s | %-5s | %3s | %10s | %7s | %7s | %-22s |%s %6s | %5s | %s\n", "case", "set", "kind", "thr",
+           "time", "GB/s", "copy", "of copy: median [IQR]", use_onednn ? " oneDNN/ours: median [IQR] |" : "",
+           "rounds", "check", "note |");
+    printf("|------------------------------------------|----------|-------|----:|-----------:|--------:|--------:|"
+           "------------------------|%s-------:|------:|------|\n",
+           use_onednn ? "---------------------------:|" : "");
+}
+
+static void table_row(const bench_case *c, const char *set, const char *kind, int th, const result_t *R, size_t bad,
+                      int use_onednn) {
+    char tbuf[32], oc[48], dn[64] = "", note[192] = "";
+    if (c->micro) snprintf(tbuf, sizeof tbuf, "%.2f us", R->t.med * 1e6);
+    else snprintf(tbuf, sizeof tbuf, "%.3f ms", R->t.med * 1e3);
+    snprintf(oc, sizeof oc, "%5.1f%% [%.1f-%.1f]", 100 * R->of_copy.med, 100 * R->of_copy.q1, 100 * R->of_copy.q3);
+    if (R->has_dnnl) {
+        char t[48];
+        snprintf(t, sizeof t, "%.2fx [%.2f-%.2f]", R->dnnl_ratio.med, R->dnnl_ratio.q1, R->dnnl_ratio.q3);
+        snprintf(dn, sizeof dn, " %-26s |", t);
+    } else if (use_onednn) {
+        snprintf(dn, sizeof dn, " %-26s |", "-");
+    }
+    int pre = busy(R->preempted, R->rounds), wide = R->wide || R->dnnl_wide || pre;
+    if (R->wide || R->dnnl_wide) snprintf(note, sizeof note, "wide spread (IQR beyond +-%.0f%%)", 100 * SPREAD);
+    if (pre) {
+        size_t l = strlen(note);
+        snprintf(note + l, sizeof note - l, "%spreempted in %d of %d rounds (busy machine)", l ? "; " : "",
+                 R->preempted, R->rounds);
+    }
+    char mv[64];
+    if (moved_note(c->name, set, th, R, mv, sizeof mv)) {
+        ++g_moved_rows;
+        size_t l = strlen(note);
+        snprintf(note + l, sizeof note - l, "%s%s", l ? "; " : "", mv);
+    }
+    g_wide_rows += wide;
+    ++g_rows;
+    double B = (double)c->min_bytes;
+    printf("| %-40s | %-8s | %-5s | %3d | %10s | %7.1f | %7.1f | %-22s |%s %6d | %5s | %s |\n", c->name, set, kind, th,
+           tbuf, B / R->t.med * 1e-9, B / R->tcopy.med * 1e-9, oc, dn, R->rounds, bad ? "FAIL" : "ok", note);
+    fflush(stdout);
+}
+
+/* One case: each working set (the listed shape; >= 4x the last-level cache,
+ * the first dimension scaled up) at each thread count; verified against the
+ * float64 reference at the largest thread count, before its rounds. */
+static void run_case(bench_case *c, size_t llc, const int *threads, int nthreads, int sets, int use_onednn) {
     size_t shape0 = c->shape[0];
+    int tmax = 0;
+    for (int i = 0; i < nthreads; ++i) tmax = threads[i] > tmax ? threads[i] : tmax;
     for (int set = 0; set < 2; ++set) {
+        if (!(sets & (1 << set)) || (set == 1 && c->micro)) continue; /* decode: its one row only */
         c->shape[0] = shape0;
         c->setup(c);
         if (set == 1) {
-            if (llc == 0 || c->min_bytes >= 4 * llc) { /* the listed shape is already that large */
+            if (llc == 0 || (c->min_bytes >= 4 * llc && (sets & 1))) { /* none, or the listed set is one */
                 c->teardown(c);
                 break;
             }
-            size_t scale = (4 * llc + c->min_bytes - 1) / c->min_bytes;
-            c->teardown(c);
-            c->shape[0] = shape0 * scale;
-            c->setup(c);
+            if (c->min_bytes < 4 * llc) {
+                size_t scale = (4 * llc + c->min_bytes - 1) / c->min_bytes;
+                c->teardown(c);
+                c->shape[0] = shape0 * scale;
+                c->setup(c);
+            }
         }
         const char *sname = set ? ">=4xLLC" : "listed";
-        size_t bad = 0;
-        for (int th = 1; th <= nmax; ++th) {
-            omp_set_num_threads(th);
-            double t = time_median(c->call, c, c->micro ? g_reps * 100 : g_reps);
-            if (th == nmax) bad = c->verify(c);
-            double cbw = copy_bandwidth_bytes(c->min_bytes / 2);
-            double td = use_onednn && c->onednn ? c->onednn(c) : -1.0;
-            char tbuf[24], rbuf[24] = "-", shp[48];
-            snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
-            if (td > 0) snprintf(rbuf, sizeof rbuf, "%.2fx", td / t);
-            snprintf(shp, sizeof shp, "%zux%zu%s", c->shape[0], c->shape[1], c->ndim == 3 ? "x..." : "");
-            printf("| %-40s | %-8s | %14s | %3d | %10s | %7.1f | %7.1f | %6.1f%% | %9s |\n", c->name, sname, shp, th,
-                   tbuf, (double)c->min_bytes / t * 1e-9, cbw * 1e-9, 100.0 * (double)c->min_bytes / t / cbw,
-                   rbuf);
-            fflush(stdout);
-            json_row(c, sname, th, t, cbw, td);
+        const char *kind = g_dev != INFINI_DEVICE_CPU ? "-" : !llc ? "?" : c->min_bytes > llc ? "DRAM" : "cache";
+        for (int i = 0; i < nthreads; ++i) {
+            omp_set_num_threads(threads[i]);
+            size_t bad = 0;
+            if (threads[i] == tmax) {
+                c->call(c);
+                bad = c->verify(c);
+            }
+            result_t R = measure(c, use_onednn);
+            table_row(c, sname, kind, threads[i], &R, bad, use_onednn);
+            json_row(c, sname, kind, threads[i], &R);
         }
-        omp_set_num_threads(nmax);
-        if (bad) printf("| %s: %zu elements out of tolerance |\n", c->name, bad);
+        omp_set_num_threads(tmax);
         c->teardown(c);
     }
     c->shape[0] = shape0;
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: infiniop-bench [--device cpu|nvidia] [--reps N] [--copy-mib M] [--case SUBSTRING] "
-                    "[--no-onednn] [--sweep] [--json FILE]\n");
+    fprintf(stderr, "usage: infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]\n"
+                    "                      [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]\n"
+                    "                      [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]\n"
+                    "                      [--compare PREVIOUS.json] [--copy stream|memcpy]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    size_t copy_mib = 1024;
-    const char *filter = NULL;
-    int use_onednn = 1, sweep = 0;
-    const char *json_path = NULL;
+    size_t copy_mib = 1024, llc_mib = 0;
+    const char *filter = NULL, *json_path = NULL, *sets_arg = NULL, *compare = NULL;
+    int use_onednn = 1, sweep = 0, threads[64], nthreads = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             ++i;
@@ -732,17 +1061,42 @@ int main(int argc, char **argv) {
             else if (!strcmp(argv[i], "nvidia")) g_dev = INFINI_DEVICE_NVIDIA;
             else usage();
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-            g_reps = atoi(argv[++i]);
-            if (g_reps < 1) usage();
+            g_min_rounds = atoi(argv[++i]);
+            if (g_min_rounds < 1 || g_min_rounds > MAX_ROUNDS) usage();
+        } else if (!strcmp(argv[i], "--time-cap") && i + 1 < argc) {
+            g_time_cap = atof(argv[++i]);
+            if (!(g_time_cap >= 0)) usage();
         } else if (!strcmp(argv[i], "--copy-mib") && i + 1 < argc) {
             copy_mib = (size_t)atol(argv[++i]);
             if (!copy_mib) usage();
+        } else if (!strcmp(argv[i], "--llc-mib") && i + 1 < argc) {
+            llc_mib = (size_t)atol(argv[++i]);
+            if (!llc_mib) usage();
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            for (char *p = argv[++i]; *p;) {
+                char *end;
+                long v = strtol(p, &end, 10);
+                if (end == p || v < 1 || v > 4096 || nthreads == 64) usage();
+                threads[nthreads++] = (int)v;
+                p = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',') usage();
+            }
+        } else if (!strcmp(argv[i], "--sets") && i + 1 < argc) {
+            sets_arg = argv[++i];
+            if (strcmp(sets_arg, "listed") && strcmp(sets_arg, "dram") && strcmp(sets_arg, "both")) usage();
         } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
             filter = argv[++i];
         } else if (!strcmp(argv[i], "--sweep")) {
             sweep = 1;
         } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json_path = argv[++i];
+        } else if (!strcmp(argv[i], "--compare") && i + 1 < argc) {
+            compare = argv[++i];
+        } else if (!strcmp(argv[i], "--copy") && i + 1 < argc) {
+            ++i;
+            if (!strcmp(argv[i], "memcpy")) g_copy_stream = 0;
+            else if (!strcmp(argv[i], "stream")) g_copy_stream = 1;
+            else usage();
         } else if (!strcmp(argv[i], "--no-onednn")) {
             use_onednn = 0;
         } else {
@@ -757,6 +1111,9 @@ int main(int argc, char **argv) {
             return 77;
         }
         use_onednn = 0;
+        sweep = 0;
+        sets_arg = "listed";
+        nthreads = 0;
     }
     CHECK_ST(infinirtSetDevice(g_dev, 0));
     CHECK_ST(infiniopCreateHandle(&g_handle));
@@ -767,6 +1124,15 @@ int main(int argc, char **argv) {
 #else
     use_onednn = 0;
 #endif
+    int nmax = omp_get_max_threads();
+    if (!nthreads) {
+        if (sweep)
+            for (int t = 1; t <= nmax && nthreads < 64; ++t) threads[nthreads++] = t;
+        else threads[nthreads++] = nmax;
+    }
+    int sets = !sets_arg ? (sweep ? 3 : 1) : !strcmp(sets_arg, "listed") ? 1 : !strcmp(sets_arg, "dram") ? 2 : 3;
+    size_t llc = g_dev != INFINI_DEVICE_CPU ? 0 : llc_mib ? llc_mib << 20 : llc_bytes();
+    if (compare) load_prev(compare);
 
     printf("infiniop %s, CPU kernels: %s\n", infiniopGetVersion(), infiniopGetCpuIsa());
     if (json_path && !(g_json = fopen(json_path, "w"))) {
@@ -774,65 +1140,37 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (g_json) fprintf(g_json, "[");
-    if (sweep && g_dev == INFINI_DEVICE_CPU) {
-        size_t llc = llc_bytes();
-        int nmax = omp_get_max_threads();
-        printf("device: cpu, threads 1..%d, last-level cache %zu KiB (working sets of at least %zu MiB); median of %d "
-               "runs; copy ceiling: memcpy of the case's bytes at the same thread count\n\n",
-               nmax, llc >> 10, (4 * llc) >> 20, g_reps);
-        printf("| %-40s | %-8s | %14s | %3s | %10s | %7s | %7s | %7s | %9s |\n", "case", "set", "shape", "thr", "time",
-               "GB/s", "copy", "of copy", "oneDNN/ours");
-        printf("|------------------------------------------|----------|----------------|----:|-----------:|--------:|"
-               "--------:|--------:|----------:|\n");
-        for (size_t k = 0; k < NCASES; ++k)
-            if ((!filter || strstr(g_cases[k].name, filter)) && !g_cases[k].micro)
-                sweep_case(&g_cases[k], llc, nmax, use_onednn);
-        if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
-        infiniopDestroyHandle(g_handle);
-        return g_bad_total ? 1 : 0;
-    }
-    double copy_bw = copy_bandwidth(copy_mib);
     printf("device: %s", g_dev == INFINI_DEVICE_CPU ? "cpu" : "nvidia");
-    if (g_dev == INFINI_DEVICE_CPU) printf(", %d OpenMP threads", omp_get_max_threads());
-    printf("; median of %d runs\n", g_reps);
-    printf("copy ceiling: %s of %zu MiB: %.1f GB/s (bytes read + written)\n\n",
-           g_dev == INFINI_DEVICE_CPU ? "multi-threaded memcpy" : "device-to-device infinirtMemcpy", copy_mib,
-           copy_bw * 1e-9);
-    printf("| %-40s | %10s | %9s | %8s |%s %6s |\n", "case", "time", "GB/s", "of copy",
-           use_onednn ? " oneDNN time | oneDNN/ours |" : "", "check");
-    printf("|%s|-----------:|----------:|---------:|%s-------:|\n", "------------------------------------------",
-           use_onednn ? "------------:|------------:|" : "");
-    fflush(stdout);
-
+    if (g_dev == INFINI_DEVICE_CPU) {
+        printf(", threads");
+        for (int i = 0; i < nthreads; ++i) printf("%s%d", i ? "," : " ", threads[i]);
+        printf(" (of %d), last-level cache %zu KiB%s", nmax, llc >> 10, llc_mib ? " (--llc-mib)" : "");
+        double dram = copy_bandwidth(copy_mib << 20);
+        printf("; DRAM copy of %zu MiB at %d threads, for reference: %.1f GB/s", copy_mib, nmax, dram * 1e-9);
+    }
+    printf("\npaired rounds: each case interleaved with a copy (%s) of the same bytes and threads%s; ratios per round, "
+           "median [interquartile range] over at least %d rounds, until the range is within +-%.0f%% or %.1f s\n"
+           "kind: DRAM when the set's bytes exceed the last-level cache, else cache (its copy is of the same kind)\n\n",
+           g_copy_stream ? "streaming stores above 8 MiB" : "memcpy", use_onednn ? " and with oneDNN" : "", g_min_rounds, 100 * SPREAD, g_time_cap);
+    table_header(use_onednn);
     for (size_t k = 0; k < NCASES; ++k) {
         bench_case *c = &g_cases[k];
         if (filter && !strstr(c->name, filter)) continue;
-        c->setup(c);
-        int reps = c->micro ? g_reps * 100 : g_reps;
-        double t = time_median(c->call, c, reps);
-        size_t bad = c->verify(c);
-        double bw = (double)c->min_bytes / t;
-        char tbuf[32], obuf[64] = "";
-        if (c->micro) snprintf(tbuf, sizeof tbuf, "%.2f us", t * 1e6);
-        else snprintf(tbuf, sizeof tbuf, "%.3f ms", t * 1e3);
-        double td = -1.0;
-        if (use_onednn) {
-            td = c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : -1.0;
-            if (td > 0) snprintf(obuf, sizeof obuf, " %8.3f ms | %10.2fx |", td * 1e3, td / t);
-            else snprintf(obuf, sizeof obuf, " %11s | %11s |", "-", "-");
-        }
-        printf("| %-40s | %10s | %9.1f | %7.1f%% |%s %6s |\n", c->name, tbuf, bw * 1e-9, 100.0 * bw / copy_bw, obuf,
-               bad ? "FAIL" : "ok");
-        json_row(c, "listed", omp_get_max_threads(), t, copy_bw, td);
-        fflush(stdout);
-        c->teardown(c);
+        if (sweep && c->micro) continue; /* the decode case is no working-set or thread question */
+        run_case(c, llc, threads, nthreads, sets, use_onednn);
     }
     if (g_json) fprintf(g_json, "\n]\n"), fclose(g_json);
     infiniopDestroyHandle(g_handle);
+    printf("\n%d rows; %d with a wide spread or preempted", g_rows, g_wide_rows);
+    if (compare)
+        printf("; %d whose ratio moved more than %.0f%% since %s%s", g_moved_rows, 100 * MOVED, compare,
+               g_nprev ? "" : " (no earlier run there)");
+    printf("\n");
+    free(g_prev);
     if (g_bad_total) {
-        printf("\nverification FAILED: %zu elements out of tolerance\n", g_bad_total);
+        printf("verification FAILED: %zu elements out of tolerance\n", g_bad_total);
         return 1;
     }
-    printf("\nevery output element verified against the float64 reference\n");
+    printf("every output element verified against the float64 reference\n");
     return 0;
 }

@@ -152,8 +152,10 @@ infiniStatus_t infiniop_check_alias(const char *op, const char *out_name, const 
                           op, out_name, in_name);
 }
 
-infiniStatus_t infiniop_check_run_tensors(const char *op, const infiniopRunTensor *t, int n, int nout,
-                                          const uint32_t *inplace) {
+/* The checks below, with their messages: taken only when the fast test
+ * of infiniop_check_run_tensors finds something to report. */
+static infiniStatus_t check_run_tensors_slow(const char *op, const infiniopRunTensor *t, int n, int nout,
+                                             const uint32_t *inplace) {
     infiniStatus_t st;
     for (int i = 0; i < n; ++i) {
         if (!t[i].ptr) {
@@ -170,4 +172,28 @@ infiniStatus_t infiniop_check_run_tensors(const char *op, const infiniopRunTenso
                 return st;
         }
     return INFINI_STATUS_SUCCESS;
+}
+
+/* Every call of every operator passes here (the decode case's per-call
+ * cost): one pass computes each tensor's byte range, OR-s the misalignment
+ * and NULL bits, then tests each output against each other tensor with two
+ * comparisons; only a finding takes the slow path, which reports it. */
+infiniStatus_t infiniop_check_run_tensors(const char *op, const infiniopRunTensor *t, int n, int nout,
+                                          const uint32_t *inplace) {
+    enum { MAXT = 8 };
+    if (n > MAXT) return check_run_tensors_slow(op, t, n, nout, inplace);
+    uintptr_t lo[MAXT], hi[MAXT], flags = 0;
+    for (int i = 0; i < n; ++i) {
+        uintptr_t p = (uintptr_t)t[i].ptr;
+        flags |= (p & (t[i].elem_size - 1)) | (uintptr_t)(!p && !t[i].optional);
+        bool none = !p || t[i].span.hi == t[i].span.lo; /* nothing to overlap */
+        lo[i] = none ? UINTPTR_MAX : p + (uintptr_t)t[i].span.lo;
+        hi[i] = none ? 0 : p + (uintptr_t)t[i].span.hi;
+    }
+    for (int o = 0; o < nout; ++o)
+        for (int i = 0; i < n; ++i)
+            if (i != o && lo[o] < hi[i] && lo[i] < hi[o] &&
+                !(t[o].ptr == t[i].ptr && ((inplace[o] >> i) & 1u)))
+                flags = 1;
+    return flags ? check_run_tensors_slow(op, t, n, nout, inplace) : INFINI_STATUS_SUCCESS;
 }

@@ -5,9 +5,10 @@
  * calling thread when small: decode). Two passes over a row, the second
  * from cache:
  *   1. r = a + b, accumulate r^2 in float32 vector lanes per 1024-element
- *      block, blocks summed in order (error grows with D/1024, not D);
- *   2. recompute r, write residual_out = round(r) and
- *      y = round(r * rsqrt(mean + eps) * w).
+ *      block, blocks summed in order (error grows with D/1024, not D); half
+ *      rows of up to RBUF elements (vector path) keep r in a float32 buffer;
+ *   2. read r back from it (or recompute it), write residual_out = round(r)
+ *      and y = round(r * rsqrt(mean + eps) * w).
  * Outputs are written only in pass 2, element j after a[j], b[j] are read,
  * so y or residual_out may alias a or b exactly.
  * The vector path (cpu/vec.h) needs a weight of stride 1; a strided weight
@@ -19,6 +20,12 @@
 #include <math.h>
 
 #define BLOCK 1024
+/* Half-precision rows up to RBUF long keep r in a float32 stack buffer
+ * (32 KiB): pass 2 reads it instead of loading, widening and adding a and b
+ * again: fewer instructions a row, the decode case's cost. float32 rows
+ * recompute r: nothing to widen, and the buffer's stores did not pay there
+ * (measurements: bench/NOTES.md, CPU decode). */
+#define RBUF 8192
 
 typedef struct {
     const infiniopAddRMSNormInfo *info;
@@ -63,7 +70,10 @@ INFINIOP_ALWAYS_INLINE void row_scalar(const ctx_t *c, infiniDtype_t at, infiniD
     }
 }
 
-INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r) {
+/* rb: NULL, or room for D rounded up to VL floats: pass 1 keeps r there and
+ * pass 2 reads it back instead of loading, converting and adding a and b
+ * again (the same float32 values, so the same outputs). */
+INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r, float *rb) {
     const infiniopAddRMSNormInfo *info = c->info;
     size_t D = info->rows.ncols;
     rowptr_t p = row_pointers(c, at, r);
@@ -77,12 +87,14 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
             V_PREFETCH_SPAN(V_CAT(p.b, at, j), VW * (at == INFINI_DTYPE_F32 ? 4 : 2));
             for (int k = 0; k < VN; ++k) {
                 vf v = v_load(V_CAT(p.a, at, j + k * VL), at) + v_load(V_CAT(p.b, at, j + k * VL), at);
+                if (rb) v_store(rb + j + k * VL, INFINI_DTYPE_F32, v);
                 acc[k] += v * v;
             }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
             ptrdiff_t n = (ptrdiff_t)(j1 - j) - k * VL;
             vf v = v_load_upto(V_CAT(p.a, at, j + k * VL), at, n) + v_load_upto(V_CAT(p.b, at, j + k * VL), at, n);
+            if (rb) v_store(rb + j + k * VL, INFINI_DTYPE_F32, v);
             acc[k] += v * v;
         }
         total += v_hsum_w(acc);
@@ -92,27 +104,33 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
     const char *w = c->w;
     size_t j = 0;
     for (; j + 2 * VL <= D; j += 2 * VL) {
-        vf v0 = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
-        vf v1 = v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
+        vf v0 = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
+        vf v1 = rb ? v_load(rb + j + VL, INFINI_DTYPE_F32)
+                   : v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
         v_put2x2(V_AT(p.res, at, j), V_AT(p.y, at, j), at, v0, v1, v0 * scale * v_load(V_CAT(w, wt, j), wt),
                  v1 * scale * v_load(V_CAT(w, wt, j + VL), wt), stream);
     }
     for (; j + VL <= D; j += VL) {
-        vf v = v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
+        vf v = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
         v_put(V_AT(p.res, at, j), at, v, stream);
         v_put(V_AT(p.y, at, j), at, v * scale * v_load(V_CAT(w, wt, j), wt), stream);
     }
     if (j < D) {
         size_t n = D - j;
-        vf v = v_load_n(V_CAT(p.a, at, j), at, n) + v_load_n(V_CAT(p.b, at, j), at, n);
+        vf v = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load_n(V_CAT(p.a, at, j), at, n) + v_load_n(V_CAT(p.b, at, j), at, n);
         v_store_n(V_AT(p.res, at, j), at, v, n);
         v_store_n(V_AT(p.y, at, j), at, v * scale * v_load_n(V_CAT(c->w, wt, j), wt, n), n);
     }
 }
 
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1) {
-    if (c->info->w_stride == 1 || c->info->rows.ncols == 1) {
-        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r);
+    size_t D = c->info->rows.ncols;
+    if ((c->info->w_stride == 1 || D == 1) && at != INFINI_DTYPE_F32 && D <= RBUF) {
+        _Alignas(64) float rb[RBUF + VL];
+        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, rb);
+        if (c->stream) v_stream_fence();
+    } else if (c->info->w_stride == 1 || D == 1) {
+        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, NULL);
         if (c->stream) v_stream_fence();
     } else {
         for (size_t r = r0; r < r1; ++r) row_scalar(c, at, wt, r);
