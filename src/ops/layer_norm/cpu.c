@@ -2,7 +2,7 @@
  * ops/layer_norm/cpu.c - layer_norm on the CPU.
  *
  * Statistics by the backend's one mean-and-variance routine
- * (infiniop_cpu_row_moments, cpu/rowstats.h: shifted sums, the corrected
+ * (infiniop_cpu_row_moments, layer_norm/rowstats.h: shifted sums, the corrected
  * two-pass variance, never E[x^2] - mean^2, and its error bound), one pass
  * over memory for most rows; then the outputs, standardized as
  * ((x - K) - delta) / std so that a large common offset is not rounded
@@ -15,7 +15,7 @@
  * rows are split over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
-#include "cpu/rowstats.h"
+#include "rowstats.h"
 
 #include <math.h>
 #include <string.h>
@@ -55,7 +55,7 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
 }
 
 /* The output pass of a contiguous row: z = ((x - K) - delta) / sd (the
- * mean K + delta never rounded, cpu/rowstats.h), o = z w + b
+ * mean K + delta never rounded, layer_norm/rowstats.h), o = z w + b
  * (bias and stream compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
                                     infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
@@ -101,7 +101,7 @@ INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void 
 /* True when every d = (x - K) - delta of the row is a zero or within
  * [2^-80, 2^80] and sd is in v_div's fast range, so that F32 outputs may
  * take v_div_pos_inrange (sd > 0). Upper: |x - K| <= sqrt(S2), S2 = sum
- * (x - K)^2 = D (var + delta^2) up to the sums' rounding (cpu/rowstats.h;
+ * (x - K)^2 = D (var + delta^2) up to the sums' rounding (layer_norm/rowstats.h;
  * a factor 4 covers it), and |d| <= |x - K| + |delta| up to a rounding;
  * a row with an infinity or a NaN has var NaN or infinite and fails.
  * Lower: for floats a, c != 0, a nonzero RN(a - c) has |RN(a - c)| >=
@@ -116,7 +116,7 @@ INFINIOP_ALWAYS_INLINE bool div_inrange(size_t D, float K, float delta, float va
 }
 
 /* A contiguous row's statistics (infiniop_cpu_row_moments: one pass over
- * memory for most rows, cpu/rowstats.h) and its std output. */
+ * memory for most rows, layer_norm/rowstats.h) and its std output. */
 typedef struct {
     float K, delta, sd;
     bool inrange; /* div_inrange */

@@ -1,6 +1,6 @@
 /*
- * vec_check.c - exhaustive check of the CPU vector layer (src/cpu/vec.h)
- * on every instruction set this machine has:
+ * test_vec.c - exhaustive check of the CPU vector layer (src/cpu/vec*.h,
+ * src/ops/unary/unary_vec.h) on every instruction set this machine has:
  *   - float32 -> f16 and -> bf16 for all 2^32 inputs, and f16/bf16 -> float32
  *     for all 2^16, bit for bit against src/cpu/dtype.h;
  *   - v_exp_neg for every float32 in [-87.3365, 0] against e^x (double exp,
@@ -25,10 +25,11 @@
  * within 3.5 ulp
  * of the exact value (so within 4 of the correctly rounded one, the
  * tests' tolerance).
- * Usage: vec_check [--quick]   (--quick: every 61st float32 only; the full
- * run takes about 5 minutes on two cores)
+ * Usage: test_vec [--quick]   (--quick: every 61st float32 only, the CTest
+ * test test_vec_cpu; the full run, about 5 minutes on two cores, is
+ * test_vec_full: tests/CMakeLists.txt)
  */
-#include "cpu/vec.h"
+#include "ops/unary/unary_vec.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -252,7 +253,7 @@ INFINIOP_ALWAYS_INLINE void check_div(result_t *res, uint32_t step) {
 }
 
 /* This file is compiled once per instruction set, like the kernels
- * (cpu.h's INFINIOP_CPU_PASS; bench/CMakeLists.txt): each pass defines
+ * (cpu.h's INFINIOP_CPU_PASS; tests/CMakeLists.txt): each pass defines
  * check_<isa>, pass 0 also main. */
 typedef void (*check_fn)(result_t *, uint32_t);
 #if INFINIOP_CPU_PASS == 3
