@@ -11,6 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define TL_HAVE_VALGRIND_H 1
+#endif
+#endif
 
 /* ================================================================== RNG */
 static uint64_t splitmix64(uint64_t *x) {
@@ -416,6 +422,25 @@ int tl_expect_status(infiniStatus_t got, infiniStatus_t want, const char *what, 
     tl_fail("line %d: %s returned %s (%d), expected %s (%d); last error message: \"%s\"", line, what,
             status_name(got), (int)got, status_name(want), (int)want, infiniopGetLastErrorMessage());
     return 0;
+}
+
+int tl_under_valgrind(void) {
+#ifdef TL_HAVE_VALGRIND_H
+    if (RUNNING_ON_VALGRIND) return 1;
+#endif
+    const char *v = getenv("INFINIOP_TEST_UNDER_VALGRIND");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+int tl_skip_under_valgrind(const char *what) {
+    static atomic_int said;
+    if (!tl_under_valgrind()) return 0;
+    if (atomic_exchange(&said, 1) == 0) {
+        printf("%s: under valgrind: %s not checked (valgrind's floating point differs from the hardware's: "
+               "64-bit x87 long double, no FTZ/DAZ)\n", g_program, what);
+        fflush(stdout);
+    }
+    return 1;
 }
 
 static void skip(const char *why) {

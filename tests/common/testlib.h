@@ -204,6 +204,17 @@ void tl_set_thread_device(void);
 void tl_sync(void);
 /* Print the summary, destroy the handle, return the exit code. */
 int tl_finish(void);
+/* True when the program runs under valgrind (RUNNING_ON_VALGRIND where
+ * <valgrind/valgrind.h> is available, else INFINIOP_TEST_UNDER_VALGRIND=1,
+ * which scripts/hardening.sh sets). valgrind's floating point is not the
+ * hardware's: it runs x87 long double at 64-bit precision and does not
+ * recognise its 80-bit infinities (isinfl), and it ignores MXCSR's FTZ/DAZ.
+ * Checks of values computed that way are skipped under it, each saying so
+ * (tl_skip_under_valgrind); memory checks still run. */
+int tl_under_valgrind(void);
+/* Under valgrind: print once per program that the checks named by what are
+ * skipped, and return 1; else return 0. */
+int tl_skip_under_valgrind(const char *what);
 
 /* Case accounting: every check inside a case that fails marks the case
  * failed. Thread-safe; the case name is per thread. */

@@ -113,12 +113,21 @@ static void run_case(const unary_op_t *op, const ucase *c, tl_rng *rng) {
             else ref_sigmoid(&xv, y->ndim, y->shape, ref);
         }
         size_t bad = 0;
+        const int vg = tl_under_valgrind();
         for (size_t i = 0; i < y->numel; i++) {
             void *p = tl_tensor_host_elem(y, i);
             if (tl_is_poison(c->dt, p)) {
                 if (bad++ < 5) tl_fail("output element %zu never written", i);
                 continue;
             }
+            /* Under valgrind long double is float64 (64-bit x87
+             * precision) and its infinities fail isinfl: the references
+             * of F64 results (which need long double's extra precision
+             * and range: e^x underflows first in float64) and of infinite
+             * inputs (silu(-inf) came out NaN) are wrong there only. */
+            if (vg && (c->dt == INFINI_DTYPE_F64 || isinf(ref_broadcast_get(&xv, y->ndim, y->shape, i))) &&
+                tl_skip_under_valgrind("F64 results and results of infinite inputs (long double references)"))
+                continue;
             double got = tl_load(c->dt, p);
             double want = (double)ref[i];
             if (!tl_close_ulp(c->dt, got, want, 4.0)) {

@@ -8,7 +8,7 @@
  * element j after x[j] is read, so y may alias x exactly.
  *
  * Contiguous rows take the vector path (cpu/vec.h): the maximum, then
- * e = exp(x - m) by v_exp_neg (about 1 ulp; its argument is <= 0), kept
+ * e = exp(x - m) by v_exp_neg (cpu/vec_math.h, shared with unary) (about 1 ulp; its argument is <= 0), kept
  * in a float32 buffer on the stack while the row fits (recomputed
  * otherwise) and summed in lanes per block, then y = e / sum (two rows
  * at a time, phase by phase, so that one row's reductions overlap the
@@ -24,6 +24,51 @@
 #include "cpu/vec.h"
 
 #include <math.h>
+
+/* ------------------------------------------------------------ softmax's own vector math */
+/* Softmax's e^(x - m) for results rounded to a half type: on AVX-512 one
+ * FMA forms t = x log2e - c, c = RN(m log2e) (the caller's scalar), and
+ * 2^t by v_exp2_half_512: c's rounding shifts every t of the row by the
+ * same amount, a common factor that the division by the row's sum cancels
+ * (it is softmax with m' = c / log2e). x = -inf gives 0.
+ * Elsewhere v_exp_neg_h(x - m, true). */
+INFINIOP_ALWAYS_INLINE vf v_exp_shifted_half(vf x, float m, float c) {
+#if V_FMA && VL == 16
+    (void)m;
+    __m512 t = _mm512_fmsub_ps((__m512)x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(c));
+    return (vf)v_exp2_half_512(t); /* t = -inf (x = -inf): 0; NaN stays NaN */
+#else
+    (void)c;
+    return v_exp_neg_h(x - m, true);
+#endif
+}
+/* v_div for d >= 0 or NaN (softmax's e^(x - m)) with one compare: when
+ * d <= 1 (unit: m the maximum), only lanes in (0, 2^-80) need the
+ * division; else (m below the maximum: d up to e^88.7) the lanes outside
+ * [2^-80, 2^80], zeros included, take it. */
+INFINIOP_ALWAYS_INLINE vf v_div_nonneg(vf d, v_div_t dv, bool unit) {
+    (void)unit;
+#if V_FMA
+    if (__builtin_expect(dv.fast, 1)) {
+        /* unit: d - 1 below 2^-80's bits - 1 (unsigned) in some lane; else
+         * d - 2^-80's bits at or above the span to 2^80 in some lane */
+        const uint32_t lo = unit ? 1u : 0x17800000u, span = unit ? 0x17800000u - 1u : 0x67800000u - 0x17800000u + 1u;
+#if VL == 16
+        __mmask16 in = _mm512_cmplt_epu32_mask(_mm512_sub_epi32((__m512i)d, _mm512_set1_epi32((int)lo)),
+                                               _mm512_set1_epi32((int)span));
+        bool bad = unit ? in != 0 : in != (__mmask16)0xffff;
+#else
+        vi in = (vi)((vu)d - lo < span);
+        bool bad = unit ? v_any(in) : v_any(~in);
+#endif
+        if (__builtin_expect(!bad, 1)) {
+            vf q = d * dv.y;
+            return v_fma(v_fma(-q, dv.b, d), dv.y, q); /* d >= 0: q' is +0 or positive, as d / b */
+        }
+    }
+#endif
+    return d / dv.b;
+}
 
 #define LANES 16
 #define BLOCK 1024

@@ -2,7 +2,7 @@
  * ops/layer_norm/cpu.c - layer_norm on the CPU.
  *
  * Statistics by the backend's one mean-and-variance routine
- * (infiniop_cpu_row_moments, cpu/rowstats.h: shifted sums, the corrected
+ * (infiniop_cpu_row_moments, layer_norm/rowstats.h: shifted sums, the corrected
  * two-pass variance, never E[x^2] - mean^2, and its error bound), one pass
  * over memory for most rows; then the outputs, standardized as
  * ((x - K) - delta) / std so that a large common offset is not rounded
@@ -15,7 +15,7 @@
  * rows are split over the OpenMP pool in cache-sized tasks.
  */
 #include "layer_norm.h"
-#include "cpu/rowstats.h"
+#include "rowstats.h"
 
 #include <math.h>
 #include <string.h>
@@ -54,54 +54,114 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopLayerNormInfo *info, infiniDtype_t
     }
 }
 
-/* The output pass of a contiguous row: z = ((x - K) - delta) / sd (the
- * mean K + delta never rounded, cpu/rowstats.h), o = z w + b
- * (bias and stream compile-time constants at each call). */
-INFINIOP_ALWAYS_INLINE void row_out(const void *x, void *z, void *o, const void *w, const void *b, size_t D,
-                                    infiniDtype_t t, infiniDtype_t wt, float K, float delta, float sd, bool bias,
-                                    bool stream, bool proved) {
-    /* z: the division correctly rounded for F32 outputs (v_div, or
-     * v_div_pos_inrange when proved: the row is in range, div_inrange); for
-     * F16 and BF16 outputs times the correctly rounded 1 / sd (within 1
-     * float32 ulp, 2^13 below the half types' rounding step). BF16 and
-     * proved (no output can be NaN, rows_typed): stores without NaN test. */
-    const bool inrange = proved && t == INFINI_DTYPE_F32, nonan = proved && t == INFINI_DTYPE_BF16;
-    const bool half = t != INFINI_DTYPE_F32;
-    v_div_t dv = v_div_setup(sd);
-    vf rsd = v_splat(1.0f / sd);
-#define LN_DIV(d) (inrange ? v_div_pos_inrange((d), dv) : v_div((d), dv))
-#define LN_Z(jj) (half ? ((v_load(V_CAT(x, t, (jj)), t) - K) - delta) * rsd : LN_DIV((v_load(V_CAT(x, t, (jj)), t) - K) - delta))
-#define LN_O(v, jj)                                                                                                    \
-    (bias ? v_fma((v), v_load(V_CAT(w, wt, (jj)), wt), v_load(V_CAT(b, wt, (jj)), wt)) : (v) * v_load(V_CAT(w, wt, (jj)), wt))
+/* ------------------------------------------------------------ the output pass
+ * Columns [0, n) of a contiguous row: z = ((x - K) - delta) / sd (the mean
+ * K + delta never rounded, layer_norm/rowstats.h), o = z w + b. One loop
+ * (out_span) over three small functions, each chosen once (out_cols): how z
+ * is divided (zdiv_*: by the dtype and the row's range proof), how o is
+ * formed (affine_*: by the bias) and how z and o are stored (put2_*, put1_*:
+ * by streaming and the NaN proof). The choices reach out_span as constant
+ * function pointers, so each combination is compiled as its own copy with
+ * no call and no test in the loop. */
+typedef struct {
+    const void *x, *w, *b; /* input; weight and bias of dtype wt (b NULL: no bias) */
+    void *z, *o;           /* input_standardization, output */
+    infiniDtype_t t, wt;
+    float K, delta;
+    float sd;
+} span_t;
+
+/* z from d = (x - K) - delta; dv divides by sd (v_div_setup), rsd =
+ * RN(1 / sd). F16 and BF16 outputs: times rsd (within 1 float32 ulp, 2^13
+ * below the half types' rounding step). F32 outputs: the division,
+ * correctly rounded (v_div), or v_div_pos_inrange when the row is proved
+ * in range (div_inrange). */
+typedef vf (*zdiv_fn)(vf d, v_div_t dv, vf rsd);
+INFINIOP_ALWAYS_INLINE vf zdiv_rcp(vf d, v_div_t dv, vf rsd) {
+    (void)dv;
+    return d * rsd;
+}
+INFINIOP_ALWAYS_INLINE vf zdiv_exact(vf d, v_div_t dv, vf rsd) {
+    (void)rsd;
+    return v_div(d, dv);
+}
+INFINIOP_ALWAYS_INLINE vf zdiv_inrange(vf d, v_div_t dv, vf rsd) {
+    (void)rsd;
+    return v_div_pos_inrange(d, dv);
+}
+
+/* o of the VL columns from j of weight w and bias b (dtype wt; b NULL
+ * without bias), given their z. */
+typedef vf (*affine_fn)(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j);
+INFINIOP_ALWAYS_INLINE vf affine_bias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j) {
+    return v_fma(z, v_load(V_CAT(w, wt, j), wt), v_load(V_CAT(b, wt, j), wt));
+}
+INFINIOP_ALWAYS_INLINE vf affine_nobias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j) {
+    (void)b;
+    return z * v_load(V_CAT(w, wt, j), wt);
+}
+
+/* Store z0, z1 at z and o0, o1 at o (2 VL elements of dtype t): normal or
+ * streaming stores, and for BF16 outputs proved NaN-free (out_cols) the
+ * stores without NaN test (v_put2x2_nonan). */
+typedef void (*put2_fn)(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1);
+INFINIOP_ALWAYS_INLINE void put2_cached(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
+    v_put2x2(z, o, t, z0, z1, o0, o1, false);
+}
+INFINIOP_ALWAYS_INLINE void put2_stream(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
+    v_put2x2(z, o, t, z0, z1, o0, o1, true);
+}
+INFINIOP_ALWAYS_INLINE void put2_cached_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
+    v_put2x2_nonan(z, o, t, z0, z1, o0, o1, false);
+}
+INFINIOP_ALWAYS_INLINE void put2_stream_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
+    v_put2x2_nonan(z, o, t, z0, z1, o0, o1, true);
+}
+/* Store VL elements z at z and o at o: normal or streaming stores. */
+typedef void (*put1_fn)(void *z, void *o, infiniDtype_t t, vf zv, vf ov);
+INFINIOP_ALWAYS_INLINE void put1_cached(void *z, void *o, infiniDtype_t t, vf zv, vf ov) {
+    v_put(z, t, zv, false);
+    v_put(o, t, ov, false);
+}
+INFINIOP_ALWAYS_INLINE void put1_stream(void *z, void *o, infiniDtype_t t, vf zv, vf ov) {
+    v_put(z, t, zv, true);
+    v_put(o, t, ov, true);
+}
+
+/* The loop: pairs of vectors, one vector, then the last n % VL columns
+ * (partial loads and stores). The span's fields are read once, here. */
+INFINIOP_ALWAYS_INLINE void out_span(const span_t *s, size_t n, zdiv_fn zdiv, affine_fn affine, put2_fn put2,
+                                     put1_fn put1) {
+    const void *x = s->x, *w = s->w, *b = s->b;
+    void *z = s->z, *o = s->o;
+    const infiniDtype_t t = s->t, wt = s->wt;
+    const float K = s->K, delta = s->delta;
+    const v_div_t dv = v_div_setup(s->sd);
+    const vf rsd = v_splat(1.0f / s->sd);
     size_t j = 0;
-    for (; j + 2 * VL <= D; j += 2 * VL) {
-        vf v0 = LN_Z(j), v1 = LN_Z(j + VL);
-        if (nonan) v_put2x2_nonan(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
-        else v_put2x2(V_AT(z, t, j), V_AT(o, t, j), t, v0, v1, LN_O(v0, j), LN_O(v1, j + VL), stream);
+    for (; j + 2 * VL <= n; j += 2 * VL) {
+        vf z0 = zdiv((v_load(V_CAT(x, t, j), t) - K) - delta, dv, rsd);
+        vf z1 = zdiv((v_load(V_CAT(x, t, j + VL), t) - K) - delta, dv, rsd);
+        put2(V_AT(z, t, j), V_AT(o, t, j), t, z0, z1, affine(z0, w, b, wt, j), affine(z1, w, b, wt, j + VL));
     }
-    for (; j + VL <= D; j += VL) {
-        vf v = LN_Z(j);
-        v_put(V_AT(z, t, j), t, v, stream);
-        v_put(V_AT(o, t, j), t, LN_O(v, j), stream);
+    for (; j + VL <= n; j += VL) {
+        vf zv = zdiv((v_load(V_CAT(x, t, j), t) - K) - delta, dv, rsd);
+        put1(V_AT(z, t, j), V_AT(o, t, j), t, zv, affine(zv, w, b, wt, j));
     }
-#undef LN_Z
-#undef LN_O
-    if (j < D) {
-        size_t n = D - j;
-        vf d = (v_load_n(V_CAT(x, t, j), t, n) - K) - delta;
-        vf v = half ? d * rsd : LN_DIV(d);
-        vf res = bias ? v_fma(v, v_load_n(V_CAT(w, wt, j), wt, n), v_load_n(V_CAT(b, wt, j), wt, n))
-                      : v * v_load_n(V_CAT(w, wt, j), wt, n);
-        v_store_n(V_AT(z, t, j), t, v, n);
-        v_store_n(V_AT(o, t, j), t, res, n);
+    if (j < n) {
+        size_t m = n - j;
+        vf zv = zdiv((v_load_n(V_CAT(x, t, j), t, m) - K) - delta, dv, rsd);
+        vf wv = v_load_n(V_CAT(w, wt, j), wt, m);
+        vf ov = b ? v_fma(zv, wv, v_load_n(V_CAT(b, wt, j), wt, m)) : zv * wv;
+        v_store_n(V_AT(z, t, j), t, zv, m);
+        v_store_n(V_AT(o, t, j), t, ov, m);
     }
-#undef LN_DIV
 }
 
 /* True when every d = (x - K) - delta of the row is a zero or within
  * [2^-80, 2^80] and sd is in v_div's fast range, so that F32 outputs may
  * take v_div_pos_inrange (sd > 0). Upper: |x - K| <= sqrt(S2), S2 = sum
- * (x - K)^2 = D (var + delta^2) up to the sums' rounding (cpu/rowstats.h;
+ * (x - K)^2 = D (var + delta^2) up to the sums' rounding (layer_norm/rowstats.h;
  * a factor 4 covers it), and |d| <= |x - K| + |delta| up to a rounding;
  * a row with an infinity or a NaN has var NaN or infinite and fails.
  * Lower: for floats a, c != 0, a nonzero RN(a - c) has |RN(a - c)| >=
@@ -116,7 +176,7 @@ INFINIOP_ALWAYS_INLINE bool div_inrange(size_t D, float K, float delta, float va
 }
 
 /* A contiguous row's statistics (infiniop_cpu_row_moments: one pass over
- * memory for most rows, cpu/rowstats.h) and its std output. */
+ * memory for most rows, layer_norm/rowstats.h) and its std output. */
 typedef struct {
     float K, delta, sd;
     bool inrange; /* div_inrange */
@@ -133,27 +193,36 @@ INFINIOP_ALWAYS_INLINE rowstat_t row_stats(const infiniopLayerNormInfo *info, in
 }
 
 /* Columns [j0, j0 + n) of a contiguous row's outputs; weight and bias of
- * dtype wt at w, b (already offset to column j0); wb_finite: every weight
- * and bias of these columns is finite, so that with a finite z no output
- * z w + b (one rounding) is NaN. */
-INFINIOP_ALWAYS_INLINE void row_out_cols(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt,
-                                         rowptr_t p, size_t j0, size_t n, const void *w, const void *b, rowstat_t s,
-                                         bool wb_finite, bool stream) {
-    const void *x = V_CAT(p.x, t, j0);
-    void *z = V_AT(p.z, t, j0), *o = V_AT(p.o, t, j0);
-#define LN_OUT(ir)                                                                                                     \
-    do {                                                                                                               \
-        if (info->has_bias) {                                                                                          \
-            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, true, ir);                          \
-            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, true, false, ir);                                \
-        } else {                                                                                                       \
-            if (stream) row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, true, ir);                         \
-            else row_out(x, z, o, w, b, n, t, wt, s.K, s.delta, s.sd, false, false, ir);                               \
-        }                                                                                                              \
-    } while (0)
-    if ((t == INFINI_DTYPE_F32 && s.inrange) || (t == INFINI_DTYPE_BF16 && wb_finite && s.finite)) LN_OUT(true);
-    else LN_OUT(false);
-#undef LN_OUT
+ * dtype wt at w, b (already offset to column j0);
+ * wb_finite: every weight and bias of these columns is finite, so that with
+ * a finite z no output z w + b (one rounding) is NaN. The choices of
+ * out_span's functions: the bias and stream are the task's, the division
+ * and the NaN-free stores the row's (its range proof). */
+INFINIOP_ALWAYS_INLINE void out_cols(const infiniopLayerNormInfo *info, infiniDtype_t t, infiniDtype_t wt, rowptr_t p,
+                                     size_t j0, size_t n, const void *w, const void *b, rowstat_t rs, bool wb_finite,
+                                     bool stream) {
+    const span_t s = {V_CAT(p.x, t, j0), w, info->has_bias ? b : NULL, V_AT(p.z, t, j0), V_AT(p.o, t, j0), t, wt,
+                      rs.K, rs.delta, rs.sd};
+    const bool inrange = t == INFINI_DTYPE_F32 && rs.inrange;
+    const bool nonan = t == INFINI_DTYPE_BF16 && wb_finite && rs.finite;
+    const zdiv_fn zdiv = t != INFINI_DTYPE_F32 ? zdiv_rcp : zdiv_exact;
+    if (s.b && stream) {
+        if (inrange) out_span(&s, n, zdiv_inrange, affine_bias, put2_stream, put1_stream);
+        else if (nonan) out_span(&s, n, zdiv, affine_bias, put2_stream_nonan, put1_stream);
+        else out_span(&s, n, zdiv, affine_bias, put2_stream, put1_stream);
+    } else if (s.b) {
+        if (inrange) out_span(&s, n, zdiv_inrange, affine_bias, put2_cached, put1_cached);
+        else if (nonan) out_span(&s, n, zdiv, affine_bias, put2_cached_nonan, put1_cached);
+        else out_span(&s, n, zdiv, affine_bias, put2_cached, put1_cached);
+    } else if (stream) {
+        if (inrange) out_span(&s, n, zdiv_inrange, affine_nobias, put2_stream, put1_stream);
+        else if (nonan) out_span(&s, n, zdiv, affine_nobias, put2_stream_nonan, put1_stream);
+        else out_span(&s, n, zdiv, affine_nobias, put2_stream, put1_stream);
+    } else {
+        if (inrange) out_span(&s, n, zdiv_inrange, affine_nobias, put2_cached, put1_cached);
+        else if (nonan) out_span(&s, n, zdiv, affine_nobias, put2_cached_nonan, put1_cached);
+        else out_span(&s, n, zdiv, affine_nobias, put2_cached, put1_cached);
+    }
 }
 
 /* A contiguous row; weight and bias of dtype wt (t, or F32 when rows_typed
@@ -163,7 +232,7 @@ INFINIOP_ALWAYS_INLINE void row_vec(const infiniopLayerNormInfo *info, infiniDty
                                     bool wb_finite, bool stream) {
     rowptr_t p = row_pointers(&info->rows, t, r, out, stdz, in);
     rowstat_t s = row_stats(info, t, r, std, p.x);
-    row_out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, wb_finite, stream);
+    out_cols(info, t, wt, p, 0, info->rows.ncols, w, b, s, wb_finite, stream);
 }
 
 /* Weight and bias as float32 buffers: F16/BF16 ones converted, strided ones
@@ -259,7 +328,7 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
                     size_t n = D - j0 < WBUF ? D - j0 : WBUF;
                     bool fin = wb_fill(c, T, j0, n, wf, bf);
                     for (size_t r = g0; r < g1; ++r)
-                        row_out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, c->stream);
+                        out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, c->stream);
                 }
             }
         }

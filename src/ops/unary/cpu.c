@@ -11,7 +11,7 @@
  *                so the product underflows with one rounding.
  * silu(-inf) is -0 (the limit), silu(+inf) = +inf, NaN stays NaN.
  *
- * F16, BF16 and F32 runs with unit strides take the vector path (cpu/vec.h:
+ * F16, BF16 and F32 runs with unit strides take the vector path (unary_vec.h:
  * v_sigmoid_h, v_silu_h), four vectors a step, one exp per element:
  *  - AVX-512: sigmoid = 1 / (1 + e^-x) (x clamped to [-88.7, 104], +0
  *    below -88.7), silu = x / (1 + e^-x), the division by vrcp14ps and a
@@ -21,7 +21,7 @@
  *    (x >= 0 ? 1 : e) / (1 + e) and (x >= 0 ? x : x e) / (1 + e), by a
  *    division; silu vectors holding any |x| > 80 or NaN take the scalar
  *    formula.
- * Measured over every 7th float32 (bench/vec_check.c), F32 results within
+ * Measured over every 7th float32 (tests/test_vec.c), F32 results within
  * 3.25 ulp of the exact value on every instruction set (generic 2.33/3.25
  * for sigmoid/silu, AVX2 2.33/3.14, AVX-512 2.41/2.79; SPEC: a few ulp; the
  * tests: 4 from the correctly rounded value); results rounded to F16/BF16
@@ -32,7 +32,7 @@
  * INFINIOP_CPU_TASK_BYTES.
  */
 #include "unary.h"
-#include "cpu/vec.h"
+#include "unary_vec.h"
 
 #include <math.h>
 

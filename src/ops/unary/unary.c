@@ -1,4 +1,5 @@
-/* ops/unary/unary.c - validation and dispatch of silu and sigmoid. */
+/* ops/unary/unary.c - silu and sigmoid: their public entry points (the end
+ * of this file), one validation and one dispatch for both. */
 #include "unary.h"
 #include "core/create.h"
 
@@ -58,4 +59,48 @@ infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct Infi
 #endif
     default: return infiniop_no_backend(name, desc, stream);
     }
+}
+
+/* ------------------------------------------------------------ public entry points */
+__C __export infiniStatus_t infiniopCreateSiluDescriptor(infiniopHandle_t handle, infiniopSiluDescriptor_t *desc_ptr,
+                                                         infiniopTensorDescriptor_t output_desc,
+                                                         infiniopTensorDescriptor_t input_desc) {
+    return infiniop_unary_create(INFINIOP_OP_SILU, "silu", INFINIOP_UNARY_SILU, handle, desc_ptr, output_desc,
+                                 input_desc);
+}
+
+__C __export infiniStatus_t infiniopGetSiluWorkspaceSize(infiniopSiluDescriptor_t desc, size_t *size) {
+    return infiniop_workspace_size("silu", desc, INFINIOP_OP_SILU, size);
+}
+
+__C __export infiniStatus_t infiniopSilu(infiniopSiluDescriptor_t desc, void *workspace, size_t workspace_size,
+                                         void *output, const void *input, void *stream) {
+    (void)workspace;
+    return infiniop_unary_run(INFINIOP_OP_SILU, "silu", desc, workspace_size, output, input, stream);
+}
+
+__C __export infiniStatus_t infiniopDestroySiluDescriptor(infiniopSiluDescriptor_t desc) {
+    return infiniop_descriptor_destroy("silu", desc, INFINIOP_OP_SILU);
+}
+
+__C __export infiniStatus_t infiniopCreateSigmoidDescriptor(infiniopHandle_t handle,
+                                                            infiniopSigmoidDescriptor_t *desc_ptr,
+                                                            infiniopTensorDescriptor_t y_desc,
+                                                            infiniopTensorDescriptor_t x_desc) {
+    return infiniop_unary_create(INFINIOP_OP_SIGMOID, "sigmoid", INFINIOP_UNARY_SIGMOID, handle, desc_ptr, y_desc,
+                                 x_desc);
+}
+
+__C __export infiniStatus_t infiniopGetSigmoidWorkspaceSize(infiniopSigmoidDescriptor_t desc, size_t *size) {
+    return infiniop_workspace_size("sigmoid", desc, INFINIOP_OP_SIGMOID, size);
+}
+
+__C __export infiniStatus_t infiniopSigmoid(infiniopSigmoidDescriptor_t desc, void *workspace, size_t workspace_size,
+                                            void *y, const void *x, void *stream) {
+    (void)workspace;
+    return infiniop_unary_run(INFINIOP_OP_SIGMOID, "sigmoid", desc, workspace_size, y, x, stream);
+}
+
+__C __export infiniStatus_t infiniopDestroySigmoidDescriptor(infiniopSigmoidDescriptor_t desc) {
+    return infiniop_descriptor_destroy("sigmoid", desc, INFINIOP_OP_SIGMOID);
 }

@@ -1,8 +1,8 @@
 /*
  * ops/unary/unary.h - the elementwise activations (silu, sigmoid) share one
- * descriptor, one validation and one kernel per backend; ops/silu/silu.c
- * and ops/sigmoid/sigmoid.c are their public entry points, each a call of
- * infiniop_unary_create / infiniop_unary_run.
+ * descriptor, one validation and one kernel per backend; their public entry
+ * points (unary.c) are each a call of infiniop_unary_create /
+ * infiniop_unary_run.
  */
 #ifndef INFINIOP_OPS_UNARY_H
 #define INFINIOP_OPS_UNARY_H

@@ -1,6 +1,6 @@
 /*
- * cpu/rowstats.h - the CPU backend's one routine for a row's mean and
- * variance (layer_norm, every path: contiguous rows and strided ones).
+ * ops/layer_norm/rowstats.h - layer_norm's one routine for a row's mean
+ * and variance on the CPU (every path: contiguous rows and strided ones).
  *
  * Shifted data. K is a float near the row's values (the mean of its first
  * HEAD elements, rounded): d_j = x_j - K is then exact for every x_j in
@@ -29,8 +29,8 @@
  * A strided row is gathered into the same lanes (same order of additions
  * as the contiguous row, except AVX-512 BF16's unordered pair load).
  */
-#ifndef INFINIOP_CPU_ROWSTATS_H
-#define INFINIOP_CPU_ROWSTATS_H
+#ifndef INFINIOP_OPS_LAYER_NORM_ROWSTATS_H
+#define INFINIOP_OPS_LAYER_NORM_ROWSTATS_H
 
 #include "cpu/vec.h"
 
@@ -112,4 +112,4 @@ INFINIOP_ALWAYS_INLINE infiniop_cpu_moments_t infiniop_cpu_row_moments(const voi
     return m;
 }
 
-#endif /* INFINIOP_CPU_ROWSTATS_H */
+#endif /* INFINIOP_OPS_LAYER_NORM_ROWSTATS_H */
