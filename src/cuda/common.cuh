@@ -395,11 +395,28 @@ static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15
  *  - REG_2IN: two inputs a row (the L2 prefetch distance counts both). */
 enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_REG_2IN = 4 };
 
-/* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
+/* What the row planner is told of a descriptor: rows x ncols elements;
  * vec_elems: elements per 16-byte vector of the activation dtype;
- * reg_flags: INFINIOP_CUDA_REG_* above. */
-infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
-                                       unsigned reg_flags, infiniopCudaRowPlan *plan);
+ * reg_flags: INFINIOP_CUDA_REG_* above; vec: the layout allows 16-byte
+ * vectors (infiniop_rows_vec_ok below); param_vec: the weight and bias
+ * (where the operator has them) have unit stride. */
+struct InfiniopRowShape {
+    size_t nrows, ncols;
+    int vec_elems;
+    unsigned reg_flags;
+    bool vec, param_vec;
+};
+
+/* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the
+ * implementation list (cuda/device.cu) whose rule holds, for aligned and
+ * for unaligned pointers. */
+infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan);
+
+/* The launch of the plan for a call whose vector pointers are (all)
+ * 16-byte aligned or not. */
+static inline const infiniopCudaRowLaunch &infiniop_row_launch(const infiniopCudaRowPlan &p, bool aligned) {
+    return aligned ? p.aligned : p.unaligned;
+}
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,
  * BF16 or F32; the caller has validated dt). */

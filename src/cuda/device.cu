@@ -1,6 +1,7 @@
 /*
  * cuda/device.cu - host-side helpers of the CUDA kernels: device facts read
- * once per device, the row-wise launch plan, launch-error reporting.
+ * once per device, the row-wise launch plan (its ordered implementation
+ * list, row_impls below), launch-error reporting.
  */
 #include "cuda/common.cuh"
 
@@ -95,58 +96,61 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
  * add_rms_norm only up to 512 vectors). Measurements: bench/NOTES.md. */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
 
-/* The planner's free parameters. A release build uses the defaults below;
- * a build with -DINFINIOP_CUDA_EXPERIMENTS=ON lets environment variables
- * override them (bench/experiments/cuda_knobs.h lists them), to benchmark
- * other variants without recompiling (scripts/gpu-variants.sh). */
-struct Knobs {
-    int policy;     /* 1 default, 2 all, 3 wide */
-    size_t items;   /* 0: the planner's choice */
-    size_t cluster; /* 0: the planner's choice */
-    bool warp8;
-    bool pdl;
-    bool early;
-    long prefetch; /* < 0: the planner's choice */
-};
-static const Knobs default_knobs = {1, 0, 0, true, true, false, -1};
+/* The planner's free parameters (plan.h). A release build uses these
+ * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON lets
+ * bench/experiments/ override them through
+ * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
+ * variants without recompiling (scripts/gpu-variants.sh). */
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
-#include "cuda_knobs.h" /* bench/experiments/ */
-static Knobs env_knobs;
+static infiniopCudaRowKnobs exp_knobs;
 static std::once_flag knobs_once;
 static void read_knobs(void) {
-    Knobs k = default_knobs;
-    experiment_row_knobs(&k.policy, &k.items, &k.cluster, &k.warp8, &k.pdl, &k.early, &k.prefetch);
-    env_knobs = k;
+    infiniopCudaRowKnobs k = default_knobs;
+    infiniop_cuda_experiment_row_knobs(&k);
+    exp_knobs = k;
 }
-static const Knobs &knobs(void) {
+static const infiniopCudaRowKnobs &knobs(void) {
     std::call_once(knobs_once, read_knobs);
-    return env_knobs;
+    return exp_knobs;
 }
 #else
-static const Knobs &knobs(void) { return default_knobs; }
+static const infiniopCudaRowKnobs &knobs(void) { return default_knobs; }
 #endif
 
 bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_major >= 9; }
 
-static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int vec_elems, unsigned reg_flags,
-                     infiniopCudaRowPlan *q) {
-    q->reg_items = 0;
-    if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return;
+/* What the rules of the implementation list read. */
+struct RowCtx {
+    const infiniopCudaProps &p;
+    const InfiniopRowShape &s;
+    const infiniopCudaRowKnobs &kn;
+};
+
+/* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
+ * filled, when it takes the shape. */
+static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
+    const infiniopCudaProps &p = c.p;
+    const size_t nrows = c.s.nrows, ncols = c.s.ncols;
+    const int vec_elems = c.s.vec_elems;
+    const unsigned reg_flags = c.s.reg_flags;
+    if (!c.s.vec || !c.s.param_vec) return false; /* 16-byte layouts and unit-stride parameters only */
+    if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return false;
     const size_t vecs = ncols / (size_t)vec_elems;
     const size_t sms = (size_t)p.sm_count;
-    const Knobs &kn = knobs();
+    const infiniopCudaRowKnobs &kn = c.kn;
     const int policy = kn.policy;
     if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
-        return; /* the streaming kernel */
+        return false; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
      * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
-    const size_t warp_vecs =
-        (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
+    const size_t warp_vecs = (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
     /* Fewer rows than SMs: a row of more than 32 vectors is spread over a
      * block, a vector a thread, rather than held by one warp, whose long
      * dependent chain of instructions would then be the whole latency. */
     const bool spread = nrows < sms && vecs > 32;
+    infiniopCudaRowLaunch r = {};
     size_t blocks;
     if (vecs <= warp_vecs && !spread) {
         unsigned lanes = 1;
@@ -155,10 +159,11 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
         unsigned threads = 256;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
-        q->reg_items = (unsigned)items;
-        q->reg_lanes = lanes;
-        q->reg_cluster = 1;
-        q->reg_threads = threads;
+        r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
+        r.items = (unsigned)items;
+        r.lanes = lanes;
+        r.cluster = 1;
+        r.threads = threads;
         blocks = (nrows * lanes + threads - 1) / threads;
     } else {
         const bool latency = nrows < sms || policy == 3;
@@ -180,23 +185,24 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         }
         unsigned cl = (unsigned)kc;
         if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
-            if (p.cc_major < 9) return;
-            if (policy == 1 && nrows >= sms) return; /* clusters lost to streaming with many rows */
-            size_t c = (vecs + 1023) / 1024;
-            if (c > 8) c = 8;
-            size_t t = ((vecs + 4 * c - 1) / (4 * c) + 31) / 32 * 32;
-            if (t > 512) return;
-            items = 4, threads = t, cl = (unsigned)c;
+            if (p.cc_major < 9) return false;
+            if (policy == 1 && nrows >= sms) return false; /* clusters lost to streaming with many rows */
+            size_t cn = (vecs + 1023) / 1024;
+            if (cn > 8) cn = 8;
+            size_t t = ((vecs + 4 * cn - 1) / (4 * cn) + 31) / 32 * 32;
+            if (t > 512) return false;
+            items = 4, threads = t, cl = (unsigned)cn;
         }
-        q->reg_items = (unsigned)items;
-        q->reg_lanes = 0;
-        q->reg_cluster = cl;
-        q->reg_threads = (unsigned)threads;
+        r.kernel = cl > 1 ? INFINIOP_CUDA_ROW_REG_CLUSTER : INFINIOP_CUDA_ROW_REG_BLOCK;
+        r.items = (unsigned)items;
+        r.lanes = 0;
+        r.cluster = cl;
+        r.threads = (unsigned)threads;
         blocks = nrows;
     }
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
-    q->reg_grid = (unsigned)(blocks * (q->reg_lanes ? 1 : q->reg_cluster));
-    q->reg_latency = nrows < sms || kn.early;
+    r.grid = (unsigned)(blocks * (r.lanes ? 1 : r.cluster));
+    r.early = nrows < sms || kn.early;
     /* Rows that fill the GPU: each group asks L2 for the input of the row
      * an eighth of L2 ahead, counting every input (REG_2IN: two). It adds
      * requests in flight without registers; a quarter of L2 or more ahead
@@ -209,44 +215,99 @@ static void plan_reg(const infiniopCudaProps &p, size_t nrows, size_t ncols, int
         if (pf > 1u << 20) pf = 1u << 20;
     }
     if (kn.prefetch >= 0) pf = (size_t)kn.prefetch;
-    q->reg_prefetch = (unsigned)pf;
+    r.prefetch = (unsigned)pf;
+    *q = r;
+    return true;
 }
 
-infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
-                                       unsigned reg_flags, infiniopCudaRowPlan *plan) {
-    infiniopCudaProps p;
-    infiniStatus_t st = infiniop_cuda_device_props(device, &p);
-    if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
-    infiniopCudaRowPlan q = {};
-    size_t blocks;
-    if (ncols <= WARP_MAX_COLS) {
-        q.mode = INFINIOP_CUDA_ROW_WARP;
+/* The streaming kernels' shape (the comment above WARP_MAX_COLS): a warp
+ * per row for rows of up to WARP_MAX_COLS elements, else a block per row;
+ * the same launch with and without vectors. */
+static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec) {
+    const infiniopCudaProps &p = c.p;
+    const size_t nrows = c.s.nrows, ncols = c.s.ncols;
+    infiniopCudaRowLaunch q = {};
+    q.cluster = 1;
+    size_t rows_per_block;
+    if (warp) {
+        q.kernel = vec ? INFINIOP_CUDA_ROW_STREAM_WARP_VEC : INFINIOP_CUDA_ROW_STREAM_WARP;
         q.threads = 32 * WARP_ROWS;
-        q.rows_per_block = WARP_ROWS;
+        rows_per_block = WARP_ROWS;
         q.smem = (size_t)WARP_ROWS * ncols * sizeof(float);
     } else {
-        q.mode = INFINIOP_CUDA_ROW_BLOCK;
-        size_t vecs = (ncols + (size_t)vec_elems - 1) / (size_t)vec_elems;
+        q.kernel = vec ? INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC : INFINIOP_CUDA_ROW_STREAM_BLOCK;
+        size_t vecs = (ncols + (size_t)c.s.vec_elems - 1) / (size_t)c.s.vec_elems;
         size_t t = (vecs + ITEMS_PER_THREAD - 1) / ITEMS_PER_THREAD;
         t = (t + 31) / 32 * 32;
         if (t < MIN_BLOCK) t = MIN_BLOCK;
         if (t > MAX_BLOCK) t = MAX_BLOCK;
         q.threads = (unsigned)t;
-        q.rows_per_block = 1;
+        rows_per_block = 1;
         q.smem = ncols * sizeof(float);
     }
     /* The block's static shared memory (the reduction scratch) counts
      * against the same limit: keep 1 KB for it. */
     if (q.smem + 1024 > p.smem_per_block) q.smem = 0;
-    blocks = (nrows + q.rows_per_block - 1) / q.rows_per_block;
-    size_t resident = (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / (int)q.threads > 0
-                                                         ? p.max_threads_per_sm / (int)q.threads
-                                                         : 1);
+    size_t blocks = (nrows + rows_per_block - 1) / rows_per_block;
+    size_t resident = (size_t)p.sm_count *
+                      (size_t)(p.max_threads_per_sm / (int)q.threads > 0 ? p.max_threads_per_sm / (int)q.threads : 1);
     size_t cap = resident * 8; /* enough waves to balance; more rows loop inside the kernel */
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;
-    plan_reg(p, nrows, ncols, vec_elems, reg_flags, &q);
+    q.param_vec = vec && c.s.param_vec;
+    return q;
+}
+
+/* The implementation list: tried in order, the first whose rule holds
+ * runs. `vec`: 16-byte vectors allowed (the aligned launch of a layout
+ * that allows them); the unaligned launch runs the list with vec false. */
+struct RowImpl {
+    const char *what;
+    bool (*rule)(const RowCtx &c, bool vec, infiniopCudaRowLaunch *q);
+};
+static const RowImpl row_impls[] = {
+    {"register path: 16-byte layout and parameters, and plan_reg's rule",
+     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, q); }},
+    {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) {
+         if (!vec || c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, true);
+         return true;
+     }},
+    {"stream-block-vec16: 16-byte layout",
+     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) {
+         if (!vec) return false;
+         *q = plan_stream(c, false, true);
+         return true;
+     }},
+    {"stream-warp: rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool, infiniopCudaRowLaunch *q) {
+         if (c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, false);
+         return true;
+     }},
+    {"stream-block: anything", [](const RowCtx &c, bool, infiniopCudaRowLaunch *q) {
+         *q = plan_stream(c, false, false);
+         return true;
+     }},
+};
+
+static infiniopCudaRowLaunch choose_row(const RowCtx &c, bool vec) {
+    infiniopCudaRowLaunch q = {};
+    for (const RowImpl &impl : row_impls)
+        if (impl.rule(c, vec, &q)) break;
+    return q;
+}
+
+infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan) {
+    infiniopCudaProps p;
+    infiniStatus_t st = infiniop_cuda_device_props(device, &p);
+    if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
+    const RowCtx c = {p, s, knobs()};
+    infiniopCudaRowPlan q = {};
+    q.aligned = choose_row(c, s.vec);
+    q.unaligned = s.vec ? choose_row(c, false) : q.aligned;
     q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;

@@ -226,35 +226,36 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* Runs the plan (cuda/plan.h): its aligned launch when y and x are 16-byte
+ * aligned, else its unaligned one. */
 template <typename T>
 static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const void *x, cudaStream_t stream) {
     typedef typename T::S S;
     constexpr int V = VecWidth<T>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
-    dim3 grid(p.grid), block(p.threads);
-    if (vec && p.reg_items)
-        return rg_dispatch<8>(p, [&](auto I, auto M) {
-            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, p, stream, (S *)y,
-                             (const S *)x, p.reg_lanes, *info);
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, infiniop_aligned16(y) && infiniop_aligned16(x));
+    if (rg_is_reg(q))
+        return rg_dispatch<8>(q, [&](auto I, auto M) {
+            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, q, p.pdl, stream, (S *)y,
+                             (const S *)x, q.lanes, *info);
         });
-    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
-    auto kernel = warp ? (vec ? causal_softmax_kernel<T, V, true> : causal_softmax_kernel<T, 1, true>)
-                       : (vec ? causal_softmax_kernel<T, V, false> : causal_softmax_kernel<T, 1, false>);
-    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, (S *)y, (const S *)x, p.smem, *info);
+    return stream_launch(
+        q, p.pdl, stream,
+        [](auto W, auto VEC) { return causal_softmax_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; },
+        (S *)y, (const S *)x, q.smem, *info);
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftmaxInfo *info, int device_id) {
-    size_t es = infiniop_dtype_size(info->dtype);
-    int V = (int)(16 / es);
-    infiniStatus_t st =
-        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
-                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
-                                &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
+    const size_t es = infiniop_dtype_size(info->dtype);
+    const int V = (int)(16 / es);
     const int ts[2] = {CS_Y, CS_X};
-    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 2, es, V);
-    return INFINI_STATUS_SUCCESS;
+    const InfiniopRowShape s = {info->rows.nrows,
+                                info->rows.ncols,
+                                V,
+                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
+                                infiniop_rows_vec_ok(&info->rows, ts, 2, es, V),
+                                true};
+    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda(const infiniopCausalSoftmaxInfo *info, int device_id, void *y,
