@@ -399,12 +399,13 @@ enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_RE
  * vec_elems: elements per 16-byte vector of the activation dtype;
  * reg_flags: INFINIOP_CUDA_REG_* above; vec: the layout allows 16-byte
  * vectors (infiniop_rows_vec_ok below); param_vec: the weight and bias
- * (where the operator has them) have unit stride. */
+ * (where the operator has them) have unit stride; peel: the operator has
+ * PEEL kernels and the layout allows them (infiniop_rows_peel_ok). */
 struct InfiniopRowShape {
     size_t nrows, ncols;
     int vec_elems;
     unsigned reg_flags;
-    bool vec, param_vec;
+    bool vec, param_vec, peel;
 };
 
 /* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the
@@ -412,10 +413,15 @@ struct InfiniopRowShape {
  * for unaligned pointers. */
 infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan);
 
-/* The launch of the plan for a call whose vector pointers are (all)
- * 16-byte aligned or not. */
-static inline const infiniopCudaRowLaunch &infiniop_row_launch(const infiniopCudaRowPlan &p, bool aligned) {
-    return aligned ? p.aligned : p.unaligned;
+/* The launch of the plan for a call whose n vector pointers are ptrs:
+ * the aligned launch when they are each 16-byte aligned (or, for a PEEL
+ * plan, equal modulo 16 bytes), else the unaligned one. */
+static inline const infiniopCudaRowLaunch &infiniop_row_launch(const infiniopCudaRowPlan &p, const void *const *ptrs,
+                                                               int n) {
+    bool ok = true;
+    for (int i = 0; i < n && ok; ++i)
+        ok = p.same16 ? (((uintptr_t)ptrs[i] - (uintptr_t)ptrs[0]) & 15u) == 0 : ((uintptr_t)ptrs[i] & 15u) == 0;
+    return ok ? p.aligned : p.unaligned;
 }
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,
@@ -437,6 +443,20 @@ static inline bool infiniop_rows_vec_ok(const infiniopRowLayout *L, const int *t
         if (L->col_stride[t] != 1) return false;
         for (int d = 0; d < L->ndims; ++d)
             if (((size_t)L->stride[d][t] * esize) % 16 != 0) return false;
+    }
+    return true;
+}
+
+/* The PEEL kernels' layout rule: vectors of more than one element, unit
+ * column stride for every tensor ts[0..n), and every tensor with the same
+ * row strides (then row r of each starts at the same offset modulo 16
+ * bytes whenever the base pointers do; the run call checks those). */
+static inline bool infiniop_rows_peel_ok(const infiniopRowLayout *L, const int *ts, int n, int vec) {
+    if (vec <= 1) return false;
+    for (int i = 0; i < n; ++i) {
+        if (L->col_stride[ts[i]] != 1) return false;
+        for (int d = 0; d < L->ndims; ++d)
+            if (L->stride[d][ts[i]] != L->stride[d][ts[0]]) return false;
     }
     return true;
 }

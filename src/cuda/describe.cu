@@ -8,6 +8,8 @@ extern "C" const char *infiniop_cuda_row_kernel_name(infiniopCudaRowKernel k) {
     case INFINIOP_CUDA_ROW_REG_CLUSTER: return "reg-cluster";
     case INFINIOP_CUDA_ROW_STREAM_WARP_VEC: return "stream-warp-vec16";
     case INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC: return "stream-block-vec16";
+    case INFINIOP_CUDA_ROW_STREAM_WARP_PEEL: return "stream-warp-peel16";
+    case INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL: return "stream-block-peel16";
     case INFINIOP_CUDA_ROW_STREAM_WARP: return "stream-warp";
     case INFINIOP_CUDA_ROW_STREAM_BLOCK: return "stream-block";
     }
@@ -43,7 +45,8 @@ extern "C" void infiniop_cuda_describe_row(char *b, size_t n, size_t *len, infin
     infiniop_append(b, n, len, "device=%d plan=", handle->device_id);
     describe_launch(b, n, len, &p->aligned);
     if (p->unaligned.kernel != p->aligned.kernel) {
-        infiniop_append(b, n, len, " (unaligned pointers: ");
+        infiniop_append(b, n, len, p->same16 ? " (pointers apart by other than a multiple of 16 bytes: "
+                                             : " (unaligned pointers: ");
         describe_launch(b, n, len, &p->unaligned);
         infiniop_append(b, n, len, ")");
     }

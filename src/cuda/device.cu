@@ -223,19 +223,24 @@ static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
 /* The streaming kernels' shape (the comment above WARP_MAX_COLS): a warp
  * per row for rows of up to WARP_MAX_COLS elements, else a block per row;
  * the same launch with and without vectors. */
-static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec) {
+static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, bool peel = false) {
     const infiniopCudaProps &p = c.p;
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
     infiniopCudaRowLaunch q = {};
     q.cluster = 1;
     size_t rows_per_block;
     if (warp) {
-        q.kernel = vec ? INFINIOP_CUDA_ROW_STREAM_WARP_VEC : INFINIOP_CUDA_ROW_STREAM_WARP;
+        q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_WARP_PEEL
+                   : vec ? INFINIOP_CUDA_ROW_STREAM_WARP_VEC
+                         : INFINIOP_CUDA_ROW_STREAM_WARP;
         q.threads = 32 * WARP_ROWS;
         rows_per_block = WARP_ROWS;
-        q.smem = (size_t)WARP_ROWS * ncols * sizeof(float);
+        /* (PEEL: each row's slice 16-byte aligned) */
+        q.smem = (size_t)WARP_ROWS * (peel ? (ncols + 3) & ~(size_t)3 : ncols) * sizeof(float);
     } else {
-        q.kernel = vec ? INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC : INFINIOP_CUDA_ROW_STREAM_BLOCK;
+        q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL
+                   : vec ? INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC
+                         : INFINIOP_CUDA_ROW_STREAM_BLOCK;
         size_t vecs = (ncols + (size_t)c.s.vec_elems - 1) / (size_t)c.s.vec_elems;
         size_t t = (vecs + ITEMS_PER_THREAD - 1) / ITEMS_PER_THREAD;
         t = (t + 31) / 32 * 32;
@@ -261,42 +266,56 @@ static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec) {
 
 /* The implementation list: tried in order, the first whose rule holds
  * runs. `vec`: 16-byte vectors allowed (the aligned launch of a layout
- * that allows them); the unaligned launch runs the list with vec false. */
+ * that allows them); `peel`: the PEEL kernels allowed (the aligned launch
+ * of a layout that allows them but not whole-row vectors); the unaligned
+ * launch runs the list with both false. */
 struct RowImpl {
     const char *what;
-    bool (*rule)(const RowCtx &c, bool vec, infiniopCudaRowLaunch *q);
+    bool (*rule)(const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q);
 };
 static const RowImpl row_impls[] = {
     {"register path: 16-byte layout and parameters, and plan_reg's rule",
-     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, q); }},
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, q); }},
     {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
-     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) {
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
          if (!vec || c.s.ncols > WARP_MAX_COLS) return false;
          *q = plan_stream(c, true, true);
          return true;
      }},
     {"stream-block-vec16: 16-byte layout",
-     [](const RowCtx &c, bool vec, infiniopCudaRowLaunch *q) {
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
          if (!vec) return false;
          *q = plan_stream(c, false, true);
          return true;
      }},
+    {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
+         if (!peel || c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, false, true);
+         return true;
+     }},
+    {"stream-block-peel16: peelable layout",
+     [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
+         if (!peel) return false;
+         *q = plan_stream(c, false, false, true);
+         return true;
+     }},
     {"stream-warp: rows of up to WARP_MAX_COLS elements",
-     [](const RowCtx &c, bool, infiniopCudaRowLaunch *q) {
+     [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) {
          if (c.s.ncols > WARP_MAX_COLS) return false;
          *q = plan_stream(c, true, false);
          return true;
      }},
-    {"stream-block: anything", [](const RowCtx &c, bool, infiniopCudaRowLaunch *q) {
+    {"stream-block: anything", [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) {
          *q = plan_stream(c, false, false);
          return true;
      }},
 };
 
-static infiniopCudaRowLaunch choose_row(const RowCtx &c, bool vec) {
+static infiniopCudaRowLaunch choose_row(const RowCtx &c, bool vec, bool peel) {
     infiniopCudaRowLaunch q = {};
     for (const RowImpl &impl : row_impls)
-        if (impl.rule(c, vec, &q)) break;
+        if (impl.rule(c, vec, peel, &q)) break;
     return q;
 }
 
@@ -306,8 +325,11 @@ infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, in
     if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
     const RowCtx c = {p, s, knobs()};
     infiniopCudaRowPlan q = {};
-    q.aligned = choose_row(c, s.vec);
-    q.unaligned = s.vec ? choose_row(c, false) : q.aligned;
+    /* (a layout of whole-row vectors takes them, not the peel) */
+    const bool peel = s.peel && !s.vec;
+    q.aligned = choose_row(c, s.vec, peel);
+    q.unaligned = s.vec || peel ? choose_row(c, false, false) : q.aligned;
+    q.same16 = peel;
     q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;

@@ -27,16 +27,22 @@ extern "C" {
  *               row (CLUSTER, Hopper and later);
  *   STREAM_*    the streaming kernels (src/ops/<op>/cuda.cu): a warp per
  *               row (WARP, rows of up to 1024 elements) or a block per row
- *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow)
- *               or one element at a time (any strides, any alignment). */
+ *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow),
+ *               16-byte vectors after a peeled head of each row (PEEL:
+ *               unit column stride, rows not 16-byte aligned, every tensor
+ *               with the same row strides and pointers equal modulo 16
+ *               bytes; operators that have it) or one element at a time
+ *               (any strides, any alignment). */
 typedef enum {
     INFINIOP_CUDA_ROW_REG_SUB = 0,
     INFINIOP_CUDA_ROW_REG_BLOCK = 1,
     INFINIOP_CUDA_ROW_REG_CLUSTER = 2,
     INFINIOP_CUDA_ROW_STREAM_WARP_VEC = 3,
     INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC = 4,
-    INFINIOP_CUDA_ROW_STREAM_WARP = 5,
-    INFINIOP_CUDA_ROW_STREAM_BLOCK = 6,
+    INFINIOP_CUDA_ROW_STREAM_WARP_PEEL = 5,
+    INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL = 6,
+    INFINIOP_CUDA_ROW_STREAM_WARP = 7,
+    INFINIOP_CUDA_ROW_STREAM_BLOCK = 8,
 } infiniopCudaRowKernel;
 
 /* One kernel and its launch parameters. */
@@ -53,17 +59,20 @@ typedef struct {
                           multiprocessors: latency is all) */
     bool param_vec;    /* STREAM_*_VEC: weight and bias by 16-byte vectors (unit stride) */
     size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between
-                          passes (rows a block x ncols floats); 0: each pass reads global memory */
+                          passes (rows a block x ncols floats; PEEL: ncols rounded up to 4);
+                          0: each pass reads global memory */
 } infiniopCudaRowLaunch;
 
 /* The plan: `aligned` runs when every pointer the operator reads or writes
  * by 16-byte vectors (its activations; weight and bias where their stride
- * is 1) is 16-byte aligned, `unaligned` otherwise (a STREAM_* kernel
+ * is 1) is 16-byte aligned (same16: when those pointers are equal modulo
+ * 16 bytes, for a PEEL kernel), `unaligned` otherwise (a STREAM_* kernel
  * without vectors). Pointer alignment is a property of the call, the one
  * thing the run call tests; where the layout allows no vectors the two
  * are the same launch. */
 typedef struct {
     infiniopCudaRowLaunch aligned, unaligned;
+    bool same16; /* the aligned launch is a PEEL kernel */
     bool pdl; /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaRowPlan;
 

@@ -152,9 +152,8 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     typedef typename W::S SW;
     constexpr int V = VecWidth<A>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    const bool aligned = infiniop_aligned16(y) && infiniop_aligned16(res) && infiniop_aligned16(a) &&
-                         infiniop_aligned16(b) && (info->w_stride != 1 || infiniop_aligned16(w));
-    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, aligned);
+    const void *vp[5] = {y, res, a, b, w};
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, info->w_stride == 1 ? 5 : 4);
     S *ys = (S *)y, *rs = (S *)res;
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
@@ -192,7 +191,8 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
         V,
         INFINIOP_CUDA_REG_2IN | (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
         infiniop_rows_vec_ok(&info->rows, ts, 4, es, V),
-        info->w_stride == 1};
+        info->w_stride == 1,
+        false};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 

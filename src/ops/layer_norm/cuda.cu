@@ -303,10 +303,11 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     typedef typename T::S S;
     constexpr int V = VecWidth<T>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    const bool aligned = infiniop_aligned16(out) && infiniop_aligned16(stdz) && infiniop_aligned16(in) &&
-                         (info->w_stride != 1 || infiniop_aligned16(w)) &&
-                         (!info->has_bias || info->b_stride != 1 || infiniop_aligned16(b));
-    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, aligned);
+    const void *vp[5] = {out, stdz, in};
+    int nvp = 3;
+    if (info->w_stride == 1) vp[nvp++] = w;
+    if (info->has_bias && info->b_stride == 1) vp[nvp++] = b;
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, nvp);
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (rg_is_reg(q))
@@ -332,7 +333,8 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 V,
                                 INFINIOP_CUDA_REG_LONG,
                                 infiniop_rows_vec_ok(&info->rows, ts, 3, es, V),
-                                info->w_stride == 1 && (!info->has_bias || info->b_stride == 1)};
+                                info->w_stride == 1 && (!info->has_bias || info->b_stride == 1),
+                                false};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
