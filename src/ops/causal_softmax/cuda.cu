@@ -275,6 +275,8 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
 
         float m = -INFINITY;
         if (edge_vis) m = fmaxf(m, xe);
+        /* (2 loads in flight a thread, as above: 4 spill under the
+         * 64-register bound of 1024-thread blocks, ptxas -v) */
         chunks_batched<2, Vec<S, V>>(
             sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xb + c * V); },
             [&](size_t c, const Vec<S, V> &q) {
