@@ -4,7 +4,7 @@
  * (scripts/gpu-variants.sh, scripts/gpu-profile.sh). Compiled into the
  * library only by a build configured with -DINFINIOP_CUDA_EXPERIMENTS=ON,
  * which adds this folder to the include path; a release build hard-wires the
- * defaults in src/cuda/device.cu and src/ops/unary/cuda.cu and reads none of
+ * defaults in src/cuda/plan_rows.cu and src/ops/unary/cuda.cu and reads none of
  * these variables.
  *
  * (The row planner's variables: cuda_row_knobs.c beside this.)

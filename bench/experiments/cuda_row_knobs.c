@@ -1,6 +1,6 @@
 /*
  * bench/experiments/cuda_row_knobs.c - environment overrides of the CUDA
- * row planner (src/cuda/device.cu), for benchmarking variants without
+ * row planner (src/cuda/plan_rows.cu), for benchmarking variants without
  * recompiling (scripts/gpu-variants.sh, scripts/gpu-profile.sh). A build
  * configured with -DINFINIOP_CUDA_EXPERIMENTS=ON compiles this folder's .c
  * files into the library; the planner calls the hook below once, through

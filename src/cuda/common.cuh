@@ -341,7 +341,7 @@ struct InfiniopCudaDeviceGuard {
 };
 
 /* Whether the plans of this device launch with PDL (compute capability 9
- * and later; cuda/device.cu). */
+ * and later; cuda/plan_rows.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
@@ -409,7 +409,7 @@ struct InfiniopRowShape {
 };
 
 /* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the
- * implementation list (cuda/device.cu) whose rule holds, for aligned and
+ * implementation list (cuda/plan_rows.cu) whose rule holds, for aligned and
  * for unaligned pointers. */
 infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan);
 

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* The row-wise operators (add_rms_norm, layer_norm, causal_softmax): which
- * kernel runs, in the order cuda/device.cu tries them (the first whose rule
+ * kernel runs, in the order cuda/plan_rows.cu tries them (the first whose rule
  * holds is the plan; docs/ARCHITECTURE.md lists the rules):
  *   REG_*       the register path (cuda/rows.cuh): each thread holds `items`
  *               16-byte vectors of the row, read once; needs 16-byte layouts
@@ -76,7 +76,7 @@ typedef struct {
     bool pdl; /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaRowPlan;
 
-/* The planner's free parameters (cuda/device.cu). A release build uses the
+/* The planner's free parameters (cuda/plan_rows.cu). A release build uses the
  * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON also compiles
  * bench/experiments/ into the library, whose
  * infiniop_cuda_experiment_row_knobs the planner calls once to override

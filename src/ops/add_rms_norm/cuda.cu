@@ -2,7 +2,7 @@
  * ops/add_rms_norm/cuda.cu - add_rms_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for
- * long ones; cuda/device.cu chooses at descriptor creation). Two passes:
+ * long ones; cuda/plan_rows.cu chooses at descriptor creation). Two passes:
  *   1. r = a + b (float32), sum r^2 over the group; r is kept in shared
  *      memory when the row fits, each thread its own elements;
  *   2. scale = 1 / sqrt(mean + eps); residual_out = round(r),

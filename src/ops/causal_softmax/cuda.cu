@@ -2,7 +2,7 @@
  * ops/causal_softmax/cuda.cu - causal softmax on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). Only the n visible
+ * ones; cuda/plan_rows.cu chooses at descriptor creation). Only the n visible
  * columns of row r (n = r % S + T - S + 1) are read. Three phases:
  *   1. m = max over the visible columns;
  *   2. e = exp(x - m) (float32; never half-precision math) and their sum;
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     /* 32-bit column arithmetic: a register-path row is at most a few
-     * thousand vectors (cuda/device.cu) */
+     * thousand vectors (cuda/plan_rows.cu) */
     const unsigned nchunks = (unsigned)(L.ncols / V);
     const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {

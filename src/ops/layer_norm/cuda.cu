@@ -2,7 +2,7 @@
  * ops/layer_norm/cuda.cu - layer_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). Both kernels take
+ * ones; cuda/plan_rows.cu chooses at descriptor creation). Both kernels take
  * their statistics from one routine, ln_stats below: sums of the row's
  * deviations from a shift K, and the standardized value formed from them
  * without ever rounding the mean. Then std = sqrt(var + eps), output =
