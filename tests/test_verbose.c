@@ -93,7 +93,11 @@ int main(int argc, char **argv) {
         fprintf(stdout, "stderr: %s", line);
         char head[64];
         if (n < nwant) snprintf(head, sizeof head, "infiniop: %s %s ", want[n][0], dev);
-        if (n >= nwant || strncmp(line, head, strlen(head)) != 0 || !strstr(line, want[n][1])) ++bad_lines;
+        /* after the dtype, the backend's own text (cpu/cpu.c, cuda/describe.cu) */
+        const char *backend = tl_device == INFINI_DEVICE_NVIDIA ? " plan=" : " isa=";
+        if (n >= nwant || strncmp(line, head, strlen(head)) != 0 || !strstr(line, want[n][1]) ||
+            !strstr(line, backend))
+            ++bad_lines;
         ++n;
     }
     fclose(log);

@@ -5,13 +5,14 @@
  * INFINIOP_VERBOSE=1 (any value but "0"): every operator descriptor prints
  * one line to stderr when it is created, naming the implementation and its
  * plan, in the spirit of ONEDNN_VERBOSE:
- *   infiniop: layer_norm cuda shape=[4096,4096] F16 plan=register items=2 ...
+ *   infiniop: layer_norm cuda shape=[4096,4096] F16 device=0 plan=reg-block items=2 ...
  *   infiniop: silu cpu shape=[64,64] F32 isa=avx2 threads=1
+ * The text after the dtype is the backend's (its describe function: the
+ * front end passes it in), so core/ names no backend.
  * The variable is read once, at the first creation; nothing else is ever
  * printed, and nothing at all without it.
  */
 #include "create.h"
-#include "cpu/cpu.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -57,11 +58,7 @@ static bool infiniop_verbose(void) {
     return verbose_on;
 }
 
-/* Appends to buf (size n) at *len, never past its end. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
+void infiniop_append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
     if (*len >= n) return;
     va_list ap;
     va_start(ap, fmt);
@@ -70,73 +67,28 @@ static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
     if (k > 0) *len += (size_t)k;
 }
 
-static const char *isa_name(infiniopCpuIsa isa) {
-    switch (isa) {
-    case INFINIOP_ISA_AVX2: return "avx2";
-    case INFINIOP_ISA_AVX512: return "avx512";
-    case INFINIOP_ISA_AVX512BF16: return "avx512bf16";
-    default: return "generic";
-    }
-}
-
-static void describe_row_stream(char *b, size_t n, size_t *len, const infiniopCudaRowPlan *p) {
-    append(b, n, len, "stream-%s threads=%u grid=%u%s%s", p->mode == INFINIOP_CUDA_ROW_WARP ? "warp" : "block",
-           p->threads, p->grid, p->smem ? " cache=smem" : " cache=none", p->vec ? " vec16" : " scalar");
-}
-
-static void describe_row(char *b, size_t n, size_t *len, const infiniopCudaRowPlan *p, bool reg) {
-    if (reg && p->reg_items) {
-        append(b, n, len, "register items=%u ", p->reg_items);
-        if (p->reg_lanes) append(b, n, len, "lanes=%u", p->reg_lanes);
-        else if (p->reg_cluster > 1) append(b, n, len, "cluster=%u", p->reg_cluster);
-        else append(b, n, len, "block");
-        append(b, n, len, " threads=%u grid=%u prefetch=%u%s (unaligned pointers: ", p->reg_threads, p->reg_grid,
-               p->reg_prefetch, p->reg_latency ? " early-loads" : "");
-        describe_row_stream(b, n, len, p);
-        append(b, n, len, ")");
-    } else {
-        describe_row_stream(b, n, len, p);
-    }
-    append(b, n, len, "%s", p->pdl ? " pdl" : "");
-}
-
-static void describe_elt(char *b, size_t n, size_t *len, const infiniopCudaEltPlan *p, bool contiguous) {
-    if (contiguous)
-        append(b, n, len, "contiguous-vec16 threads=%u unroll=%u grid=%u (unaligned pointers: contiguous-scalar)",
-               p->threads, p->unroll, p->grid);
-    else if (p->tile_p >= 0)
-        append(b, n, len, "transpose%s p=%d", p->tile_vec ? "-vec16 (unaligned pointers: transpose-tile)" : "-tile",
-               p->tile_p);
-    else
-        append(b, n, len, "strided threads=%u grid=%u", p->threads, p->grid);
-    append(b, n, len, "%s", p->pdl ? " pdl" : "");
-}
-
-static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infiniopPlanSummary *s) {
+static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infiniopDescribe *d) {
     char b[512];
     size_t len = 0, n = sizeof b;
-    const infiniopTensorDescriptor_t t = s->shape_of;
-    append(b, n, &len, "infiniop: %s %s shape=[", infiniop_op_name(op),
-           handle->device == INFINI_DEVICE_NVIDIA ? "cuda" : "cpu");
-    for (size_t k = 0; k < t->ndim; ++k) append(b, n, &len, "%s%zu", k ? "," : "", t->shape[k]);
-    append(b, n, &len, "] %s ", infiniop_dtype_name(t->dtype));
-    if (handle->device == INFINI_DEVICE_NVIDIA) {
-        append(b, n, &len, "device=%d plan=", handle->device_id);
-        if (s->row) describe_row(b, n, &len, s->row, s->row_reg);
-        else if (s->elt) describe_elt(b, n, &len, s->elt, s->elt_contiguous);
-    } else {
-        append(b, n, &len, "isa=%s threads=%zu", isa_name(infiniop_cpu_isa()), (size_t)infiniop_cpu_team_wanted(s->cpu_items, s->cpu_bytes));
+    const infiniopTensorDescriptor_t t = d->shape_of;
+    infiniop_append(b, n, &len, "infiniop: %s %s shape=[", infiniop_op_name(op),
+                    handle->device == INFINI_DEVICE_NVIDIA ? "cuda" : "cpu");
+    for (size_t k = 0; k < t->ndim; ++k) infiniop_append(b, n, &len, "%s%zu", k ? "," : "", t->shape[k]);
+    infiniop_append(b, n, &len, "] %s", infiniop_dtype_name(t->dtype));
+    if (d->fn) {
+        infiniop_append(b, n, &len, " ");
+        d->fn(b, n, &len, handle, d->ctx);
     }
     fprintf(stderr, "%s\n", b); /* one call: lines of several threads do not interleave */
 }
 
 infiniStatus_t infiniop_create_finish(infiniopOp_t op, infiniopHandle_t handle, size_t desc_size,
                                       size_t info_offset, const void *info, size_t info_size,
-                                      const infiniopPlanSummary *summary, struct InfiniopDescriptor **desc_ptr) {
+                                      const infiniopDescribe *describe, struct InfiniopDescriptor **desc_ptr) {
     struct InfiniopDescriptor *d = infiniop_descriptor_new(desc_size, op, handle);
     if (!d) return infiniop_error(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", infiniop_op_name(op));
     memcpy((char *)d + info_offset, info, info_size);
-    if (infiniop_verbose()) print_verbose(op, handle, summary);
+    if (infiniop_verbose()) print_verbose(op, handle, describe);
     *desc_ptr = d;
     return INFINI_STATUS_SUCCESS;
 }

@@ -1,5 +1,6 @@
 /* cpu/cpu.c - the CPU backend's threading driver and instruction-set choice. */
 #include "cpu/cpu.h"
+#include "core/create.h" /* infiniop_append */
 
 #include <omp.h>
 #include <stdlib.h>
@@ -126,4 +127,32 @@ infiniopCpuIsa infiniop_cpu_isa(void) {
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return (infiniopCpuIsa)v;
+}
+
+const char *infiniop_cpu_isa_name(infiniopCpuIsa isa) {
+    switch (isa) {
+    case INFINIOP_ISA_AVX2: return "avx2";
+    case INFINIOP_ISA_AVX512: return "avx512";
+    case INFINIOP_ISA_AVX512BF16: return "avx512bf16";
+    default: return "generic";
+    }
+}
+
+/* The instruction set the CPU kernels run with (an extension of the
+ * InfiniOP ABI, infiniop/version.h). */
+__C __export const char *infiniopGetCpuIsa(void) {
+#if defined(INFINIOP_CPU_MULTI_ISA)
+    return infiniop_cpu_isa_name(infiniop_cpu_isa());
+#else
+    /* The compiler's baseline: the only kernels of a build without the
+     * x86-64 instruction-set passes. */
+    return "generic";
+#endif
+}
+
+void infiniop_cpu_describe(char *buf, size_t n, size_t *len, infiniopHandle_t handle, const void *ctx) {
+    (void)handle;
+    const infiniopCpuWork *w = (const infiniopCpuWork *)ctx;
+    infiniop_append(buf, n, len, "isa=%s threads=%zu", infiniop_cpu_isa_name(infiniop_cpu_isa()),
+                    (size_t)infiniop_cpu_team_wanted(w->items, w->bytes));
 }

@@ -73,6 +73,19 @@ typedef enum {
  * environment variable INFINIOP_CPU_ISA=generic|avx2|avx512|avx512bf16 caps it (to
  * test every path on one machine). */
 infiniopCpuIsa infiniop_cpu_isa(void);
+/* Its name: "generic", "avx2", "avx512", "avx512bf16". */
+const char *infiniop_cpu_isa_name(infiniopCpuIsa isa);
+
+/* ---------------------------------------------------------------- verbose line */
+/* What a CPU call moves: `items` rows or elements, `bytes` of traffic. */
+typedef struct {
+    size_t items, bytes;
+} infiniopCpuWork;
+/* The CPU backend's part of the INFINIOP_VERBOSE line (an
+ * infiniopDescribeFn, core/create.h; ctx: an infiniopCpuWork): the
+ * instruction set and the threads the call would ask for,
+ * "isa=avx2 threads=1". */
+void infiniop_cpu_describe(char *buf, size_t n, size_t *len, infiniopHandle_t handle, const void *ctx);
 
 /* Which compile of a kernel source this is: src/ops/<op>/cpu.c is compiled
  * once for the baseline (pass 0: it also holds the operator's entry point

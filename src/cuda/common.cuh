@@ -341,7 +341,7 @@ struct InfiniopCudaDeviceGuard {
 };
 
 /* Whether the plans of this device launch with PDL (compute capability 9
- * and later; cuda/device.cu). */
+ * and later; cuda/plan_rows.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
@@ -395,11 +395,34 @@ static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15
  *  - REG_2IN: two inputs a row (the L2 prefetch distance counts both). */
 enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_REG_2IN = 4 };
 
-/* A row-wise plan (cuda/plan.h) for rows of `ncols` elements, `nrows` rows.
+/* What the row planner is told of a descriptor: rows x ncols elements;
  * vec_elems: elements per 16-byte vector of the activation dtype;
- * reg_flags: INFINIOP_CUDA_REG_* above. */
-infiniStatus_t infiniop_cuda_plan_rows(int device, size_t nrows, size_t ncols, int vec_elems,
-                                       unsigned reg_flags, infiniopCudaRowPlan *plan);
+ * reg_flags: INFINIOP_CUDA_REG_* above; vec: the layout allows 16-byte
+ * vectors (infiniop_rows_vec_ok below); param_vec: the weight and bias
+ * (where the operator has them) have unit stride; peel: the operator has
+ * PEEL kernels and the layout allows them (infiniop_rows_peel_ok). */
+struct InfiniopRowShape {
+    size_t nrows, ncols;
+    int vec_elems;
+    unsigned reg_flags;
+    bool vec, param_vec, peel;
+};
+
+/* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the
+ * implementation list (cuda/plan_rows.cu) whose rule holds, for aligned and
+ * for unaligned pointers. */
+infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan);
+
+/* The launch of the plan for a call whose n vector pointers are ptrs:
+ * the aligned launch when they are each 16-byte aligned (or, for a PEEL
+ * plan, equal modulo 16 bytes), else the unaligned one. */
+static inline const infiniopCudaRowLaunch &infiniop_row_launch(const infiniopCudaRowPlan &p, const void *const *ptrs,
+                                                               int n) {
+    bool ok = true;
+    for (int i = 0; i < n && ok; ++i)
+        ok = p.same16 ? (((uintptr_t)ptrs[i] - (uintptr_t)ptrs[0]) & 15u) == 0 : ((uintptr_t)ptrs[i] & 15u) == 0;
+    return ok ? p.aligned : p.unaligned;
+}
 
 /* Run the statements with NAME a typedef of the dtype traits of dt (F16,
  * BF16 or F32; the caller has validated dt). */
@@ -420,6 +443,20 @@ static inline bool infiniop_rows_vec_ok(const infiniopRowLayout *L, const int *t
         if (L->col_stride[t] != 1) return false;
         for (int d = 0; d < L->ndims; ++d)
             if (((size_t)L->stride[d][t] * esize) % 16 != 0) return false;
+    }
+    return true;
+}
+
+/* The PEEL kernels' layout rule: vectors of more than one element, unit
+ * column stride for every tensor ts[0..n), and every tensor with the same
+ * row strides (then row r of each starts at the same offset modulo 16
+ * bytes whenever the base pointers do; the run call checks those). */
+static inline bool infiniop_rows_peel_ok(const infiniopRowLayout *L, const int *ts, int n, int vec) {
+    if (vec <= 1) return false;
+    for (int i = 0; i < n; ++i) {
+        if (L->col_stride[ts[i]] != 1) return false;
+        for (int d = 0; d < L->ndims; ++d)
+            if (L->stride[d][ts[i]] != L->stride[d][ts[0]]) return false;
     }
     return true;
 }

@@ -16,38 +16,83 @@
 extern "C" {
 #endif
 
-/* How the row-wise operators (add_rms_norm, layer_norm, causal_softmax)
- * map rows to threads. */
+/* The row-wise operators (add_rms_norm, layer_norm, causal_softmax): which
+ * kernel runs, in the order cuda/plan_rows.cu tries them (the first whose rule
+ * holds is the plan; docs/ARCHITECTURE.md lists the rules):
+ *   REG_*       the register path (cuda/rows.cuh): each thread holds `items`
+ *               16-byte vectors of the row, read once; needs 16-byte layouts
+ *               and pointers and unit-stride parameters (weight, bias);
+ *               three group forms: `lanes` threads of a warp per row (SUB),
+ *               a block per row (BLOCK), a cluster of `cluster` blocks per
+ *               row (CLUSTER, Hopper and later);
+ *   STREAM_*    the streaming kernels (src/ops/<op>/cuda.cu): a warp per
+ *               row (WARP, rows of up to 1024 elements) or a block per row
+ *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow),
+ *               16-byte vectors after a peeled head of each row (PEEL:
+ *               unit column stride, rows not 16-byte aligned, every tensor
+ *               with the same row strides and pointers equal modulo 16
+ *               bytes; operators that have it) or one element at a time
+ *               (any strides, any alignment). */
 typedef enum {
-    INFINIOP_CUDA_ROW_WARP = 0,  /* one warp per row, several rows per block (short rows) */
-    INFINIOP_CUDA_ROW_BLOCK = 1, /* one block per row */
-} infiniopCudaRowMode;
+    INFINIOP_CUDA_ROW_REG_SUB = 0,
+    INFINIOP_CUDA_ROW_REG_BLOCK = 1,
+    INFINIOP_CUDA_ROW_REG_CLUSTER = 2,
+    INFINIOP_CUDA_ROW_STREAM_WARP_VEC = 3,
+    INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC = 4,
+    INFINIOP_CUDA_ROW_STREAM_WARP_PEEL = 5,
+    INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL = 6,
+    INFINIOP_CUDA_ROW_STREAM_WARP = 7,
+    INFINIOP_CUDA_ROW_STREAM_BLOCK = 8,
+} infiniopCudaRowKernel;
 
+/* One kernel and its launch parameters. */
 typedef struct {
-    infiniopCudaRowMode mode;
-    unsigned threads;        /* threads per block */
-    unsigned rows_per_block; /* 1 in block mode, threads / 32 in warp mode */
-    unsigned grid;           /* blocks; kernels loop over the rows (grid-stride) */
-    size_t smem;             /* dynamic shared memory: rows_per_block * ncols floats when the row is
-                                cached between passes; 0: every pass streams from global memory */
-    bool vec;                /* layouts allow 16-byte vectors (unit column stride, ncols and every
-                                row stride a multiple of 16 bytes); pointers are checked at run */
-    bool w_vec, b_vec;       /* weight / bias have unit stride (16-byte loads if the pointer allows) */
-    bool pdl;                /* launch with programmatic stream serialization (cuda/common.cuh) */
-    /* The register path (16-byte layouts and pointers only): each thread
-     * holds `reg_items` vectors of the row in registers, so the row is read
-     * from global memory once and every phase reuses it. reg_items == 0: off
-     * (the fields above are used). */
-    unsigned reg_items;      /* vectors per thread: 1, 2 or 4; 8 in the warp form (INFINIOP_CUDA_REG_WARP8) */
-    unsigned reg_lanes;      /* 1..32 (power of two): threads per row, rows packed into warps;
-                                0: a whole block per row, or a cluster of blocks */
-    unsigned reg_cluster;    /* blocks per row when reg_lanes == 0: 1, or 2..8 (a thread-block cluster) */
-    unsigned reg_threads;    /* threads per block */
-    unsigned reg_grid;       /* blocks (a multiple of reg_cluster); kernels loop over the rows */
-    unsigned reg_prefetch;   /* > 0: each group prefetches into L2 the input row this many rows ahead */
-    bool reg_latency;        /* fewer rows than multiprocessors (decode shapes): latency is all, so
-                                kernels load every operand in the first round trip */
+    infiniopCudaRowKernel kernel;
+    unsigned threads;  /* threads per block */
+    unsigned grid;     /* blocks (a multiple of cluster); kernels loop over further rows */
+    unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); 1 otherwise */
+    unsigned items;    /* REG_*: 16-byte vectors a thread holds (1, 2, 4; 8 in REG_SUB where the
+                          operator has it) */
+    unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */
+    unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
+    bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
+                          multiprocessors: latency is all) */
+    bool param_vec;    /* STREAM_*_VEC: weight and bias by 16-byte vectors (unit stride) */
+    size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between
+                          passes (rows a block x ncols floats; PEEL: ncols rounded up to 4);
+                          0: each pass reads global memory */
+} infiniopCudaRowLaunch;
+
+/* The plan: `aligned` runs when every pointer the operator reads or writes
+ * by 16-byte vectors (its activations; weight and bias where their stride
+ * is 1) is 16-byte aligned (same16: when those pointers are equal modulo
+ * 16 bytes, for a PEEL kernel), `unaligned` otherwise (a STREAM_* kernel
+ * without vectors). Pointer alignment is a property of the call, the one
+ * thing the run call tests; where the layout allows no vectors the two
+ * are the same launch. */
+typedef struct {
+    infiniopCudaRowLaunch aligned, unaligned;
+    bool same16; /* the aligned launch is a PEEL kernel */
+    bool pdl; /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaRowPlan;
+
+/* The planner's free parameters (cuda/plan_rows.cu). A release build uses the
+ * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON also compiles
+ * bench/experiments/ into the library, whose
+ * infiniop_cuda_experiment_row_knobs the planner calls once to override
+ * them (environment variables: bench/experiments/cuda_row_knobs.c). */
+typedef struct {
+    int policy;    /* register path: 1 by the rules, 2 everywhere, 3 everywhere with 1 vector a thread first */
+    size_t items;  /* vectors a thread for block rows; 0: the planner's choice */
+    size_t cluster; /* blocks a cluster for decode rows; 0: the planner's choice */
+    bool warp8;    /* 8-vector warp rows where the operator has them */
+    bool pdl;      /* programmatic dependent launch (every plan, elementwise too) */
+    bool early;    /* `early` loads everywhere */
+    long prefetch; /* rows of L2 prefetch; < 0: the planner's choice */
+} infiniopCudaRowKnobs;
+#ifdef INFINIOP_CUDA_EXPERIMENTS
+void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
+#endif
 
 /* Elementwise operators (silu, sigmoid). */
 typedef struct {

@@ -4,7 +4,8 @@
  * A row goes to a group of threads; each thread holds ITEMS 16-byte vectors
  * of it in registers (vector c = tid + k * G, k < ITEMS), so the row is read
  * from global memory once, all its loads in flight together, and every
- * later phase works on the registers. Three group forms (plan.h):
+ * later phase works on the registers. Three group forms (plan.h's
+ * INFINIOP_CUDA_ROW_REG_SUB, _BLOCK, _CLUSTER):
  *   RG_SUB      `lanes` threads of one warp (1..32, a power of two), several
  *               rows per warp: short rows; reductions are shuffles only;
  *   RG_BLOCK    one block per row: reductions are a warp shuffle, one
@@ -106,11 +107,13 @@ template <int MODE> __device__ __forceinline__ void row_done() {
 #endif
 }
 
-/* The row plan.reg_prefetch rows after r, whose input a group asks L2 for
+/* The row q.prefetch rows after r (q: the plan's aligned launch, the one
+ * register-path kernels run under), whose input a group asks L2 for
  * while it works on row r; 0 when there is none (prefetch off, or past
  * the last row; row 0 is never ahead of another). */
 __device__ __forceinline__ size_t rg_ahead(const infiniopCudaRowPlan &p, size_t r, size_t nrows) {
-    return p.reg_prefetch && r + p.reg_prefetch < nrows ? r + p.reg_prefetch : 0;
+    const unsigned pf = p.aligned.prefetch;
+    return pf && r + pf < nrows ? r + pf : 0;
 }
 
 /* Asks L2 for `bytes` bytes at p (an input row of rg_ahead), each thread of
@@ -168,32 +171,59 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
     return a[0];
 }
 
-/* Launch one kernel of the register path (cluster dimension when
- * reg_lanes == 0 and reg_cluster > 1). */
+/* Launch one kernel of the register path (a cluster of q.cluster blocks
+ * for REG_CLUSTER). */
 template <typename... KArgs, typename... Args>
-static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowPlan &p, cudaStream_t stream,
+static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowLaunch &q, bool pdl, cudaStream_t stream,
                              Args... args) {
-    return infiniop_cuda_launch(kernel, dim3(p.reg_grid), dim3(p.reg_threads), 0, stream,
-                                p.reg_lanes == 0 ? p.reg_cluster : 1u, p.pdl, args...);
+    return infiniop_cuda_launch(kernel, dim3(q.grid), dim3(q.threads), 0, stream,
+                                q.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER ? q.cluster : 1u, pdl, args...);
 }
 
-/* Chooses the kernel instance for the plan's items and group form and
- * launches it: returns launch(I, M), I and M std::integral_constant of the
- * items and the mode (decltype(I)::value is a template argument), e.g.
- *     rg_dispatch(p, [&](auto I, auto M) {
- *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value>, p, stream, ...); });
+/* Whether q is a register-path launch. */
+static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
+    return q.kernel == INFINIOP_CUDA_ROW_REG_SUB || q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ||
+           q.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER;
+}
+
+/* Chooses the kernel instance for the launch's items and group form (both
+ * from the plan) and launches it: returns launch(I, M), I and M
+ * std::integral_constant of the items and the mode (decltype(I)::value is
+ * a template argument), e.g.
+ *     rg_dispatch(q, [&](auto I, auto M) {
+ *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value>, q, pdl, stream, ...); });
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
  * (INFINIOP_CUDA_REG_WARP8). */
-template <int SUB8 = 4, typename Launch> static cudaError_t rg_dispatch(const infiniopCudaRowPlan &p, Launch launch) {
-    const int mode = p.reg_lanes ? RG_SUB : (p.reg_cluster > 1 ? RG_CLUSTER : RG_BLOCK);
+template <int SUB8 = 4, typename Launch> static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
+    const int mode = q.kernel == INFINIOP_CUDA_ROW_REG_SUB     ? RG_SUB
+                     : q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ? RG_BLOCK
+                                                               : RG_CLUSTER;
 #define RG_CASE(I, M)                                                                                                  \
-    if (p.reg_items == I && mode == M) return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>());
+    if (q.items == I && mode == M) return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>());
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB)
     RG_CASE(1, RG_SUB) RG_CASE(2, RG_SUB) RG_CASE(4, RG_SUB)
     RG_CASE(1, RG_BLOCK) RG_CASE(2, RG_BLOCK) RG_CASE(4, RG_BLOCK)
     RG_CASE(1, RG_CLUSTER) RG_CASE(2, RG_CLUSTER) RG_CASE(4, RG_CLUSTER)
 #undef RG_CASE
     return cudaErrorInvalidConfiguration;
+}
+
+/* Launch a streaming kernel instance of the plan's STREAM_* launch:
+ * pick(WARP, VEC) (std::integral_constant<bool> each) returns the kernel
+ * function; the launch passes it args. */
+template <typename Pick, typename... Args>
+static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaStream_t stream, Pick pick,
+                                 Args... args) {
+    typedef std::integral_constant<bool, true> Y;
+    typedef std::integral_constant<bool, false> N;
+    dim3 grid(q.grid), block(q.threads);
+    switch (q.kernel) {
+    case INFINIOP_CUDA_ROW_STREAM_WARP_VEC: return infiniop_cuda_launch(pick(Y(), Y()), grid, block, q.smem, stream, 1u, pdl, args...);
+    case INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC: return infiniop_cuda_launch(pick(N(), Y()), grid, block, q.smem, stream, 1u, pdl, args...);
+    case INFINIOP_CUDA_ROW_STREAM_WARP: return infiniop_cuda_launch(pick(Y(), N()), grid, block, q.smem, stream, 1u, pdl, args...);
+    case INFINIOP_CUDA_ROW_STREAM_BLOCK: return infiniop_cuda_launch(pick(N(), N()), grid, block, q.smem, stream, 1u, pdl, args...);
+    default: return cudaErrorInvalidConfiguration;
+    }
 }
 
 /* Launch bounds of a register-path kernel: 2 or 4 vectors per thread keep up to

@@ -4,6 +4,10 @@
  */
 #include "add_rms_norm.h"
 #include "core/create.h"
+#include "cpu/cpu.h"
+#ifdef INFINIOP_WITH_CUDA
+#include "cuda/describe.h"
+#endif
 
 #define OP "add_rms_norm"
 
@@ -83,13 +87,14 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
         for (int i = 0; i < 2; ++i) info.same_layout[o][i] = infiniop_tensor_same_layout(t[o], t[2 + i]);
     info.cuda = (infiniopCudaRowPlan){0};
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_add_rms_norm_cuda_plan, &info))) return st;
-    const infiniopPlanSummary sum = {.shape_of = a_desc,
-                                     .cpu_items = info.rows.nrows,
-                                     .cpu_bytes = info.rows.nrows * D * infiniop_dtype_size(at) * 4,
-                                     .row = &info.cuda,
-                                     .row_reg = info.cuda.vec && info.cuda.w_vec};
+    /* the verbose line: the backend's own text */
+    const infiniopCpuWork work = {info.rows.nrows, info.rows.nrows * D * infiniop_dtype_size(at) * 4};
+    infiniopDescribe describe = {a_desc, infiniop_cpu_describe, &work};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_row, describe.ctx = &info.cuda;
+#endif
     return infiniop_create_finish(INFINIOP_OP_ADD_RMS_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
-                                  &info, sizeof info, &sum, desc_ptr);
+                                  &info, sizeof info, &describe, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetAddRMSNormWorkspaceSize(infiniopAddRMSNormDescriptor_t desc, size_t *size) {

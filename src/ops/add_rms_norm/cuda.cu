@@ -2,7 +2,7 @@
  * ops/add_rms_norm/cuda.cu - add_rms_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for
- * long ones; cuda/device.cu chooses at descriptor creation). Two passes:
+ * long ones; cuda/plan_rows.cu chooses at descriptor creation). Two passes:
  *   1. r = a + b (float32), sum r^2 over the group; r is kept in shared
  *      memory when the row fits, each thread its own elements;
  *   2. scale = 1 / sqrt(mean + eps); residual_out = round(r),
@@ -143,6 +143,8 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* Runs the plan (cuda/plan.h): its aligned launch when y, residual_out, a,
+ * b and (unit-stride) w are 16-byte aligned, else its unaligned one. */
 template <typename A, typename W>
 static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res, const void *a, const void *b,
                           const void *w, cudaStream_t stream) {
@@ -150,23 +152,22 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     typedef typename W::S SW;
     constexpr int V = VecWidth<A>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(res) && infiniop_aligned16(a) &&
-               infiniop_aligned16(b);
-    bool w_vec = p.w_vec && infiniop_aligned16(w);
-    dim3 grid(p.grid), block(p.threads);
+    const void *vp[5] = {y, res, a, b, w};
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, info->w_stride == 1 ? 5 : 4);
     S *ys = (S *)y, *rs = (S *)res;
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
-    if (vec && w_vec && p.reg_items) /* (a strided weight takes the streaming kernel) */
-        return rg_dispatch(p, [&](auto I, auto M) {
-            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value>, p, stream, ys, rs, as, bs,
-                             wp, p.reg_lanes, *info);
+    if (rg_is_reg(q))
+        return rg_dispatch(q, [&](auto I, auto M) {
+            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value>, q, p.pdl, stream, ys, rs,
+                             as, bs, wp, q.lanes, *info);
         });
-    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
-    auto kernel = warp ? (vec ? add_rms_norm_kernel<A, W, V, true> : add_rms_norm_kernel<A, W, 1, true>)
-                       : (vec ? add_rms_norm_kernel<A, W, V, false> : add_rms_norm_kernel<A, W, 1, false>);
-    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, ys, rs, as, bs, wp, vec && w_vec,
-                                p.smem, *info);
+    return stream_launch(
+        q, p.pdl, stream,
+        [](auto WARP, auto VEC) {
+            return add_rms_norm_kernel<A, W, decltype(VEC)::value ? V : 1, decltype(WARP)::value>;
+        },
+        ys, rs, as, bs, wp, q.param_vec, q.smem, *info);
 }
 
 /* F32 activations take F32 weights only (validated at creation): the other
@@ -181,17 +182,18 @@ static cudaError_t launch_pair(const infiniopAddRMSNormInfo *info, void *y, void
 }
 
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo *info, int device_id) {
-    size_t es = infiniop_dtype_size(info->atype);
-    int V = (int)(16 / es);
-    infiniStatus_t st = infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
-                                                INFINIOP_CUDA_REG_2IN |
-                                                    (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
-                                                &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
+    const size_t es = infiniop_dtype_size(info->atype);
+    const int V = (int)(16 / es);
     const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};
-    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 4, es, V);
-    info->cuda.w_vec = info->w_stride == 1;
-    return INFINI_STATUS_SUCCESS;
+    const InfiniopRowShape s = {
+        info->rows.nrows,
+        info->rows.ncols,
+        V,
+        INFINIOP_CUDA_REG_2IN | (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
+        infiniop_rows_vec_ok(&info->rows, ts, 4, es, V),
+        info->w_stride == 1,
+        false};
+    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda(const infiniopAddRMSNormInfo *info, int device_id, void *y,

@@ -4,6 +4,10 @@
  */
 #include "causal_softmax.h"
 #include "core/create.h"
+#include "cpu/cpu.h"
+#ifdef INFINIOP_WITH_CUDA
+#include "cuda/describe.h"
+#endif
 
 #define OP "causal_softmax"
 
@@ -57,13 +61,14 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
     info.same_layout = infiniop_tensor_same_layout(y_desc, x_desc);
     info.cuda = (infiniopCudaRowPlan){0};
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_causal_softmax_cuda_plan, &info))) return st;
-    const infiniopPlanSummary sum = {.shape_of = x_desc,
-                                     .cpu_items = info.rows.nrows,
-                                     .cpu_bytes = info.rows.nrows * T * infiniop_dtype_size(dt) * 2,
-                                     .row = &info.cuda,
-                                     .row_reg = info.cuda.vec};
+    /* the verbose line: the backend's own text */
+    const infiniopCpuWork work = {info.rows.nrows, info.rows.nrows * T * infiniop_dtype_size(dt) * 2};
+    infiniopDescribe describe = {x_desc, infiniop_cpu_describe, &work};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_row, describe.ctx = &info.cuda;
+#endif
     return infiniop_create_finish(INFINIOP_OP_CAUSAL_SOFTMAX, handle, sizeof(Descriptor), offsetof(Descriptor, info),
-                                  &info, sizeof info, &sum, desc_ptr);
+                                  &info, sizeof info, &describe, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetCausalSoftmaxWorkspaceSize(infiniopCausalSoftmaxDescriptor_t desc,

@@ -2,7 +2,7 @@
  * ops/causal_softmax/cuda.cu - causal softmax on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). Only the n visible
+ * ones; cuda/plan_rows.cu chooses at descriptor creation). Only the n visible
  * columns of row r (n = r % S + T - S + 1) are read. Three phases:
  *   1. m = max over the visible columns;
  *   2. e = exp(x - m) (float32; never half-precision math) and their sum;
@@ -24,7 +24,8 @@
  *    visible output NaN, as the specification wants.
  * x is kept in shared memory (float32) when the row fits, each thread its
  * own elements, and phase 2 leaves e there for phase 3; otherwise each
- * phase reads x again. Element j is read before it is written, by the same
+ * phase reads x again. Rows whose starts are not 16-byte aligned (odd T)
+ * take the peeled kernel: 16-byte vectors after a head of < V elements. Element j is read before it is written, by the same
  * thread, so y may be exactly x.
  */
 #include "causal_softmax.h"
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     /* 32-bit column arithmetic: a register-path row is at most a few
-     * thousand vectors (cuda/device.cu) */
+     * thousand vectors (cuda/plan_rows.cu) */
     const unsigned nchunks = (unsigned)(L.ncols / V);
     const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
@@ -226,35 +227,138 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* The peeled streaming kernel (PEEL kernels, cuda/plan.h): rows of unit
+ * column stride whose starts are not 16-byte aligned (T * element size not
+ * a multiple of 16: odd T, 197, 777, 1031, 1500 ...), y and x with the same
+ * row strides and pointers equal modulo 16 bytes, so row r of y is
+ * misaligned exactly as row r of x. Each row is cut into a head of h < V
+ * elements up to its first 16-byte boundary, nfull whole vectors, and a
+ * tail of fewer than V elements: the body goes by 16-byte vectors (cached
+ * in shared memory as float32 between the passes when the plan gives it
+ * room) and the at most 2V - 2 edge elements one each to the group's first
+ * threads, kept in a register. Same arithmetic and element order per
+ * thread as the kernel above; each element is read and then written by
+ * one thread, so y may be exactly x. */
+template <typename T, bool WARP>
+__global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
+    causal_softmax_peel(typename T::S *y, const typename T::S *x, size_t smem,
+                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
+    typedef typename T::S S;
+    constexpr int V = VecWidth<T>::value;
+    __shared__ float red[33];
+    const infiniopRowLayout &L = info.rows;
+    const size_t Tn = L.ncols;
+    const StreamRows<WARP, V> sr(Tn, smem);
+    /* (each group's cache slice starts 16-byte aligned: the plan gives it
+     * ncols rounded up to 4 floats) */
+    float *cache = nullptr;
+    if (smem) {
+        extern __shared__ float4 stream_rows_smem[];
+        cache = reinterpret_cast<float *>(stream_rows_smem) + (size_t)sr.grp * ((Tn + 3) & ~(size_t)3);
+    }
+    for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
+        const S *xr = x + row_off(L, CS_X, r);
+        S *yr = y + row_off(L, CS_Y, r);
+        const size_t n = infiniop_causal_visible(&info, r);
+        const unsigned mis = (unsigned)(((uintptr_t)xr / sizeof(S)) & (unsigned)(V - 1));
+        size_t h = (size_t)((V - mis) & (unsigned)(V - 1));
+        if (h > Tn) h = Tn;
+        const size_t nfull = (Tn - h) / V, tstart = h + nfull * V, tcount = Tn - tstart;
+        const size_t vchunks = n > h ? ((n - h + V - 1) / V < nfull ? (n - h + V - 1) / V : nfull) : 0;
+        const S *xb = xr + h; /* 16-byte aligned */
+        S *yb = yr + h;
+        /* this thread's edge element (head or tail), if any */
+        const bool has_edge = sr.tid < h + tcount;
+        const size_t je = sr.tid < h ? sr.tid : tstart + (sr.tid - h);
+        const bool edge_vis = has_edge && je < n;
+        const float xe = edge_vis ? T::load(xr[je]) : 0.0f;
+
+        float m = -INFINITY;
+        if (edge_vis) m = fmaxf(m, xe);
+        /* (2 loads in flight a thread, as above: 4 spill under the
+         * 64-register bound of 1024-thread blocks, ptxas -v) */
+        chunks_batched<2, Vec<S, V>>(
+            sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xb + c * V); },
+            [&](size_t c, const Vec<S, V> &q) {
+                float v[V];
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] = T::load(q.v[k]);
+                m = cs_chunk_max<V>(v, n - h - c * V, m);
+                if (cache) smem_store<V>(cache + c * V, v);
+            });
+        m = group_max_nan<WARP>(m, red);
+
+        const float ee = edge_vis ? cs_exp(xe - m) : 0.0f;
+        float sum = ee;
+        for (size_t c = sr.tid; c < vchunks; c += sr.G) {
+            float v[V];
+            if (cache)
+                smem_load<V>(cache + c * V, v);
+            else
+                load_chunk<T, V>(xb + c * V, v);
+            sum = cs_chunk_exp<V>(v, m, n - h - c * V, sum);
+            if (cache) smem_store<V>(cache + c * V, v);
+        }
+        const float inv = 1.0f / group_sum<WARP>(sum, red);
+
+        for (size_t c = sr.tid; c < nfull; c += sr.G) {
+            float v[V];
+            if (c < vchunks) {
+                if (cache) {
+                    smem_load<V>(cache + c * V, v);
+                } else {
+                    load_chunk<T, V>(xb + c * V, v);
+#pragma unroll
+                    for (int k = 0; k < V; ++k) v[k] = cs_exp(v[k] - m);
+                }
+                cs_chunk_out<V>(v, inv, n - h - c * V);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] = 0.0f;
+            }
+            store_chunk<T, V>(yb + c * V, v);
+        }
+        if (has_edge) yr[je] = T::store(edge_vis ? ee * inv : 0.0f);
+    }
+}
+
+/* Runs the plan (cuda/plan.h): its aligned launch when y and x are 16-byte
+ * aligned (a PEEL plan: equal modulo 16 bytes), else its unaligned one. */
 template <typename T>
 static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const void *x, cudaStream_t stream) {
     typedef typename T::S S;
     constexpr int V = VecWidth<T>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    bool vec = p.vec && infiniop_aligned16(y) && infiniop_aligned16(x);
-    dim3 grid(p.grid), block(p.threads);
-    if (vec && p.reg_items)
-        return rg_dispatch<8>(p, [&](auto I, auto M) {
-            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, p, stream, (S *)y,
-                             (const S *)x, p.reg_lanes, *info);
+    const void *vp[2] = {y, x};
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, 2);
+    if (q.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL || q.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL)
+        return infiniop_cuda_launch(q.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL ? causal_softmax_peel<T, true>
+                                                                                  : causal_softmax_peel<T, false>,
+                                    dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
+                                    q.smem, *info);
+    if (rg_is_reg(q))
+        return rg_dispatch<8>(q, [&](auto I, auto M) {
+            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, q, p.pdl, stream, (S *)y,
+                             (const S *)x, q.lanes, *info);
         });
-    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
-    auto kernel = warp ? (vec ? causal_softmax_kernel<T, V, true> : causal_softmax_kernel<T, 1, true>)
-                       : (vec ? causal_softmax_kernel<T, V, false> : causal_softmax_kernel<T, 1, false>);
-    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, (S *)y, (const S *)x, p.smem, *info);
+    return stream_launch(
+        q, p.pdl, stream,
+        [](auto W, auto VEC) { return causal_softmax_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; },
+        (S *)y, (const S *)x, q.smem, *info);
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftmaxInfo *info, int device_id) {
-    size_t es = infiniop_dtype_size(info->dtype);
-    int V = (int)(16 / es);
-    infiniStatus_t st =
-        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
-                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
-                                &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
+    const size_t es = infiniop_dtype_size(info->dtype);
+    const int V = (int)(16 / es);
     const int ts[2] = {CS_Y, CS_X};
-    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 2, es, V);
-    return INFINI_STATUS_SUCCESS;
+    const InfiniopRowShape s = {info->rows.nrows,
+                                info->rows.ncols,
+                                V,
+                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
+                                infiniop_rows_vec_ok(&info->rows, ts, 2, es, V),
+                                true,
+                                infiniop_rows_peel_ok(&info->rows, ts, 2, V)};
+    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda(const infiniopCausalSoftmaxInfo *info, int device_id, void *y,

@@ -2,7 +2,7 @@
  * ops/layer_norm/cuda.cu - layer_norm on NVIDIA GPUs.
  *
  * A row goes to a group of threads (a warp for short rows, a block for long
- * ones; cuda/device.cu chooses at descriptor creation). Both kernels take
+ * ones; cuda/plan_rows.cu chooses at descriptor creation). Both kernels take
  * their statistics from one routine, ln_stats below: sums of the row's
  * deviations from a shift K, and the standardized value formed from them
  * without ever rounding the mean. Then std = sqrt(var + eps), output =
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         row_next<MODE>(g, r);
         const typename T::S *x = in + row_off(L, LN_IN, r);
         /* raw vectors: half the registers of float copies for 2-byte types.
-         * WB_EARLY (decode shapes, plan.reg_latency: latency is all): w and
+         * WB_EARLY (decode shapes, the launch's `early`: latency is all): w and
          * b are loaded with x, in one round trip; otherwise they are read in
          * the last phase (cached: every row reads them), which saves the
          * registers that bound occupancy on long runs of rows (bench/NOTES.md). */
@@ -295,44 +295,47 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* Runs the plan (cuda/plan.h): its aligned launch when every pointer it
+ * reads or writes by vectors is 16-byte aligned, else its unaligned one. */
 template <typename T>
 static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *stdz, void *stdv, const void *in,
                           const void *w, const void *b, cudaStream_t stream) {
     typedef typename T::S S;
     constexpr int V = VecWidth<T>::value;
     const infiniopCudaRowPlan &p = info->cuda;
-    bool vec = p.vec && infiniop_aligned16(out) && infiniop_aligned16(stdz) && infiniop_aligned16(in);
-    bool wb_vec = p.w_vec && infiniop_aligned16(w) && (!info->has_bias || (p.b_vec && infiniop_aligned16(b)));
-    dim3 grid(p.grid), block(p.threads);
+    const void *vp[5] = {out, stdz, in};
+    int nvp = 3;
+    if (info->w_stride == 1) vp[nvp++] = w;
+    if (info->has_bias && info->b_stride == 1) vp[nvp++] = b;
+    const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, nvp);
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
-    if (vec && wb_vec && p.reg_items) /* (strided weight or bias: the streaming kernel) */
-        return rg_dispatch(p, [&](auto I, auto M) {
+    if (rg_is_reg(q))
+        return rg_dispatch(q, [&](auto I, auto M) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value;
-            return p.reg_latency ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true>, p, stream, o, z, sd, x, ws, bs,
-                                             p.reg_lanes, *info)
-                                 : rg_launch(layer_norm_reg<T, ITEMS, MODE, false>, p, stream, o, z, sd, x, ws, bs,
-                                             p.reg_lanes, *info);
+            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true>, q, p.pdl, stream, o, z, sd, x, ws, bs,
+                                       q.lanes, *info)
+                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false>, q, p.pdl, stream, o, z, sd, x, ws, bs,
+                                       q.lanes, *info);
         });
-    const bool warp = p.mode == INFINIOP_CUDA_ROW_WARP;
-    auto kernel = warp ? (vec ? layer_norm_kernel<T, V, true> : layer_norm_kernel<T, 1, true>)
-                       : (vec ? layer_norm_kernel<T, V, false> : layer_norm_kernel<T, 1, false>);
-    return infiniop_cuda_launch(kernel, grid, block, p.smem, stream, 1u, p.pdl, o, z, sd, x, ws, bs, vec && wb_vec,
-                                p.smem, *info);
+    return stream_launch(
+        q, p.pdl, stream,
+        [](auto W, auto VEC) { return layer_norm_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; }, o, z,
+        sd, x, ws, bs, q.param_vec, q.smem, *info);
 }
 
 extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *info, int device_id) {
-    size_t es = infiniop_dtype_size(info->dtype);
-    int V = (int)(16 / es);
-    infiniStatus_t st =
-        infiniop_cuda_plan_rows(device_id, info->rows.nrows, info->rows.ncols, V,
-                                INFINIOP_CUDA_REG_LONG, &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
+    const size_t es = infiniop_dtype_size(info->dtype);
+    const int V = (int)(16 / es);
     const int ts[3] = {LN_OUT, LN_STDZ, LN_IN};
-    info->cuda.vec = infiniop_rows_vec_ok(&info->rows, ts, 3, es, V);
-    info->cuda.w_vec = info->w_stride == 1;
-    info->cuda.b_vec = info->has_bias && info->b_stride == 1;
-    return INFINI_STATUS_SUCCESS;
+    const InfiniopRowShape s = {info->rows.nrows,
+                                info->rows.ncols,
+                                V,
+                                INFINIOP_CUDA_REG_LONG,
+                                infiniop_rows_vec_ok(&info->rows, ts, 3, es, V),
+                                info->w_stride == 1 && (!info->has_bias || info->b_stride == 1),
+                                false};
+    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
 extern "C" infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out,

@@ -4,6 +4,10 @@
  */
 #include "layer_norm.h"
 #include "core/create.h"
+#include "cpu/cpu.h"
+#ifdef INFINIOP_WITH_CUDA
+#include "cuda/describe.h"
+#endif
 
 #define OP "layer_norm"
 
@@ -75,13 +79,14 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
     info.same_layout[1] = infiniop_tensor_same_layout(input_standardization_desc, input_desc);
     info.cuda = (infiniopCudaRowPlan){0};
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_layer_norm_cuda_plan, &info))) return st;
-    const infiniopPlanSummary sum = {.shape_of = input_desc,
-                                     .cpu_items = info.rows.nrows,
-                                     .cpu_bytes = info.rows.nrows * D * infiniop_dtype_size(dt) * 3,
-                                     .row = &info.cuda,
-                                     .row_reg = info.cuda.vec && info.cuda.w_vec && (!info.has_bias || info.cuda.b_vec)};
+    /* the verbose line: the backend's own text */
+    const infiniopCpuWork work = {info.rows.nrows, info.rows.nrows * D * infiniop_dtype_size(dt) * 3};
+    infiniopDescribe describe = {input_desc, infiniop_cpu_describe, &work};
+#ifdef INFINIOP_WITH_CUDA
+    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_row, describe.ctx = &info.cuda;
+#endif
     return infiniop_create_finish(INFINIOP_OP_LAYER_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
-                                  &info, sizeof info, &sum, desc_ptr);
+                                  &info, sizeof info, &describe, desc_ptr);
 }
 
 __C __export infiniStatus_t infiniopGetLayerNormWorkspaceSize(infiniopLayerNormDescriptor_t desc, size_t *size) {

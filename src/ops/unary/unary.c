@@ -2,6 +2,10 @@
  * of this file), one validation and one dispatch for both. */
 #include "unary.h"
 #include "core/create.h"
+#include "cpu/cpu.h"
+#ifdef INFINIOP_WITH_CUDA
+#include "cuda/describe.h"
+#endif
 
 /* Tensor names in messages, as the public headers call them. */
 static const char *const out_names[] = {[INFINIOP_UNARY_SILU] = "output", [INFINIOP_UNARY_SIGMOID] = "y"};
@@ -32,13 +36,15 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     info.same_layout = infiniop_tensor_same_layout(out, in);
     info.cuda = (infiniopCudaEltPlan){0};
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_unary_cuda_plan, &info))) return st;
-    const infiniopPlanSummary sum = {.shape_of = out,
-                                     .cpu_items = info.layout.n,
-                                     .cpu_bytes = 2 * info.layout.n * infiniop_dtype_size(dt),
-                                     .elt = &info.cuda,
-                                     .elt_contiguous = info.layout.contiguous};
+    /* the verbose line: the backend's own text */
+    const infiniopCpuWork work = {info.layout.n, 2 * info.layout.n * infiniop_dtype_size(dt)};
+    infiniopDescribe describe = {out, infiniop_cpu_describe, &work};
+#ifdef INFINIOP_WITH_CUDA
+    const infiniopCudaEltDescribe elt = {&info.cuda, info.layout.contiguous};
+    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_elt, describe.ctx = &elt;
+#endif
     return infiniop_create_finish(op, handle, sizeof(infiniopUnaryDescriptor), offsetof(infiniopUnaryDescriptor, info),
-                                  &info, sizeof info, &sum, desc_ptr);
+                                  &info, sizeof info, &describe, desc_ptr);
 }
 
 infiniStatus_t infiniop_unary_run(infiniopOp_t op, const char *name, struct InfiniopDescriptor *desc,

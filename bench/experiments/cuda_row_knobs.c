@@ -1,0 +1,41 @@
+/*
+ * bench/experiments/cuda_row_knobs.c - environment overrides of the CUDA
+ * row planner (src/cuda/plan_rows.cu), for benchmarking variants without
+ * recompiling (scripts/gpu-variants.sh, scripts/gpu-profile.sh). A build
+ * configured with -DINFINIOP_CUDA_EXPERIMENTS=ON compiles this folder's .c
+ * files into the library; the planner calls the hook below once, through
+ * the declaration in src/cuda/plan.h (src/ includes nothing from here). A
+ * release build neither compiles this nor reads these variables.
+ *
+ *   INFINIOP_CUDA_REG=all|wide     the register path everywhere (wide: with 1
+ *                                  vector a thread first)
+ *   INFINIOP_CUDA_REG_ITEMS=1|2|4  vectors a thread for rows of one block
+ *   INFINIOP_CUDA_REG_CLUSTER=2..8 decode rows go to a cluster of that many
+ *                                  blocks (Hopper)
+ *   INFINIOP_CUDA_REG_WARP8=0      no 8-vector warp rows
+ *   INFINIOP_CUDA_PDL=0            no programmatic dependent launch (every plan)
+ *   INFINIOP_CUDA_REG_EARLY=1      the launches' `early` everywhere
+ *   INFINIOP_CUDA_PREFETCH=rows    the launches' `prefetch` (0: off)
+ */
+#include "cuda/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each knob keeps its value unless its variable is set. */
+void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
+    const char *e = getenv("INFINIOP_CUDA_REG");
+    if (e) k->policy = !strcmp(e, "all") ? 2 : !strcmp(e, "wide") ? 3 : 1;
+    if ((e = getenv("INFINIOP_CUDA_REG_ITEMS"))) {
+        int v = atoi(e);
+        k->items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
+    }
+    if ((e = getenv("INFINIOP_CUDA_REG_CLUSTER"))) {
+        int v = atoi(e);
+        k->cluster = v >= 2 && v <= 8 ? (size_t)v : 0;
+    }
+    if ((e = getenv("INFINIOP_CUDA_REG_WARP8"))) k->warp8 = strcmp(e, "0") != 0;
+    if ((e = getenv("INFINIOP_CUDA_PDL"))) k->pdl = strcmp(e, "0") != 0;
+    if ((e = getenv("INFINIOP_CUDA_REG_EARLY"))) k->early = !strcmp(e, "1");
+    if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) k->prefetch = atol(e);
+}

@@ -1,0 +1,289 @@
+/*
+ * cuda/plan_rows.cu - the row-wise launch plan (cuda/plan.h): its ordered
+ * implementation list (row_impls below), each entry with its rule. Host
+ * code only; it reads the device through infiniop_cuda_device_props
+ * (cuda/device.cu), so tests/test_cuda_plan.cu links it against fake
+ * devices and checks the rules without a GPU.
+ */
+#include "cuda/common.cuh"
+
+#include <mutex>
+
+/* Rows of up to WARP_MAX_COLS elements go one warp per row, WARP_ROWS rows
+ * per block; longer rows one block per row, with about ITEMS_PER_THREAD
+ * vectors per thread. The row is cached in shared memory (as float32)
+ * between the passes when it fits the default 48 KB of a block (D <= 12032);
+ * otherwise
+ * each pass streams it from global memory (L2 holds recent rows). */
+#define WARP_MAX_COLS 1024
+#define WARP_ROWS 4
+#define ITEMS_PER_THREAD 4
+#define MIN_BLOCK 128
+#define MAX_BLOCK INFINIOP_CUDA_ROW_MAX_BLOCK
+
+/* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
+ * vecs = ncols / vec_elems vectors a row.
+ *  - vecs <= 128 (with fewer rows than SMs: vecs <= 32): `lanes` threads
+ *    of a warp per row (the smallest power of two that holds the row in at
+ *    most 4 vectors a thread, 1 vector a thread when it can), blocks of 256
+ *    threads, halved while the grid would not give every SM two blocks
+ *    (decode shapes: spread the rows); up to 256 vectors (8 a thread, a
+ *    warp a row) where the operator has that kernel (INFINIOP_CUDA_REG_WARP8)
+ *    and the rows fill the GPU;
+ *  - longer rows, one block each: 4 vectors a thread while that leaves at
+ *    least 128 threads (2, then 1, otherwise) when there are rows enough to
+ *    fill the GPU; with fewer rows than SMs (latency matters, the memory
+ *    system is idle) 1 vector a thread while that takes at most 512
+ *    threads, then 2, then 4;
+ *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
+ *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later), for
+ *    decode shapes only;
+ *  - longer still: off (the streaming kernel).
+ * Which shapes take it: short rows (one vector a thread, several rows a
+ * warp) and decode shapes (fewer rows than SMs) always; long rows with many
+ * rows only where the operator says its register kernel is the faster one
+ * there (INFINIOP_CUDA_REG_LONG). With 2 blocks of 128-register threads a
+ * SM the load phase of one row is not overlapped with the reduction and
+ * stores of the next, so a register kernel must earn long rows by reading
+ * less (layer_norm reads w and b late; softmax skips the masked part;
+ * add_rms_norm only up to 512 vectors). Measurements: bench/NOTES.md. */
+#define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
+
+/* The planner's free parameters (plan.h). A release build uses these
+ * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON lets
+ * bench/experiments/ override them through
+ * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
+ * variants without recompiling (scripts/gpu-variants.sh). */
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1};
+
+#ifdef INFINIOP_CUDA_EXPERIMENTS
+static infiniopCudaRowKnobs exp_knobs;
+static std::once_flag knobs_once;
+static void read_knobs(void) {
+    infiniopCudaRowKnobs k = default_knobs;
+    infiniop_cuda_experiment_row_knobs(&k);
+    exp_knobs = k;
+}
+static const infiniopCudaRowKnobs &knobs(void) {
+    std::call_once(knobs_once, read_knobs);
+    return exp_knobs;
+}
+#else
+static const infiniopCudaRowKnobs &knobs(void) { return default_knobs; }
+#endif
+
+bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_major >= 9; }
+
+/* What the rules of the implementation list read. */
+struct RowCtx {
+    const infiniopCudaProps &p;
+    const InfiniopRowShape &s;
+    const infiniopCudaRowKnobs &kn;
+};
+
+/* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
+ * filled, when it takes the shape. */
+static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
+    const infiniopCudaProps &p = c.p;
+    const size_t nrows = c.s.nrows, ncols = c.s.ncols;
+    const int vec_elems = c.s.vec_elems;
+    const unsigned reg_flags = c.s.reg_flags;
+    if (!c.s.vec || !c.s.param_vec) return false; /* 16-byte layouts and unit-stride parameters only */
+    if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return false;
+    const size_t vecs = ncols / (size_t)vec_elems;
+    const size_t sms = (size_t)p.sm_count;
+    const infiniopCudaRowKnobs &kn = c.kn;
+    const int policy = kn.policy;
+    if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
+        return false; /* the streaming kernel */
+    /* A warp per row up to 8 vectors a thread when the operator has that
+     * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
+    const size_t warp_vecs = (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
+    /* Fewer rows than SMs: a row of more than 32 vectors is spread over a
+     * block, a vector a thread, rather than held by one warp, whose long
+     * dependent chain of instructions would then be the whole latency. */
+    const bool spread = nrows < sms && vecs > 32;
+    infiniopCudaRowLaunch r = {};
+    size_t blocks;
+    if (vecs <= warp_vecs && !spread) {
+        unsigned lanes = 1;
+        while (lanes < 32 && lanes < vecs) lanes *= 2;
+        size_t items = (vecs + lanes - 1) / lanes;
+        items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
+        unsigned threads = 256;
+        while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
+        r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
+        r.items = (unsigned)items;
+        r.lanes = lanes;
+        r.cluster = 1;
+        r.threads = threads;
+        blocks = (nrows * lanes + threads - 1) / threads;
+    } else {
+        const bool latency = nrows < sms || policy == 3;
+        size_t items = 0, threads = 0;
+        const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
+        const size_t forced = kn.items;
+        const size_t kc = kn.cluster && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
+        for (int i = 0; i < 3; ++i) {
+            size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
+            size_t t = ((vecs + it * kc - 1) / (it * kc) + 31) / 32 * 32;
+            /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
+             * rather than blocks over 512 threads (a shorter barrier tree
+             * and reduction) */
+            size_t tmax = it >= 2 || nrows < sms ? 512 : 1024;
+            if (t > tmax) continue;
+            if (!latency && t < 128 && it > 1) continue;
+            items = it, threads = t;
+            break;
+        }
+        unsigned cl = (unsigned)kc;
+        if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
+            if (p.cc_major < 9) return false;
+            if (policy == 1 && nrows >= sms) return false; /* clusters lost to streaming with many rows */
+            size_t cn = (vecs + 1023) / 1024;
+            if (cn > 8) cn = 8;
+            size_t t = ((vecs + 4 * cn - 1) / (4 * cn) + 31) / 32 * 32;
+            if (t > 512) return false;
+            items = 4, threads = t, cl = (unsigned)cn;
+        }
+        r.kernel = cl > 1 ? INFINIOP_CUDA_ROW_REG_CLUSTER : INFINIOP_CUDA_ROW_REG_BLOCK;
+        r.items = (unsigned)items;
+        r.lanes = 0;
+        r.cluster = cl;
+        r.threads = (unsigned)threads;
+        blocks = nrows;
+    }
+    if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
+    r.grid = (unsigned)(blocks * (r.lanes ? 1 : r.cluster));
+    r.early = nrows < sms || kn.early;
+    /* Rows that fill the GPU: each group asks L2 for the input of the row
+     * an eighth of L2 ahead, counting every input (REG_2IN: two). It adds
+     * requests in flight without registers; a quarter of L2 or more ahead
+     * evicts rows before they are used (bench/NOTES.md). */
+    size_t pf = 0;
+    if (nrows >= sms && p.l2_bytes) {
+        const size_t row_bytes = ncols * (size_t)(16 / vec_elems) * (reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
+        pf = p.l2_bytes / 8 / row_bytes;
+        if (pf < 1) pf = 1;
+        if (pf > 1u << 20) pf = 1u << 20;
+    }
+    if (kn.prefetch >= 0) pf = (size_t)kn.prefetch;
+    r.prefetch = (unsigned)pf;
+    *q = r;
+    return true;
+}
+
+/* The streaming kernels' shape (the comment above WARP_MAX_COLS): a warp
+ * per row for rows of up to WARP_MAX_COLS elements, else a block per row;
+ * the same launch with and without vectors. */
+static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, bool peel = false) {
+    const infiniopCudaProps &p = c.p;
+    const size_t nrows = c.s.nrows, ncols = c.s.ncols;
+    infiniopCudaRowLaunch q = {};
+    q.cluster = 1;
+    size_t rows_per_block;
+    if (warp) {
+        q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_WARP_PEEL
+                   : vec ? INFINIOP_CUDA_ROW_STREAM_WARP_VEC
+                         : INFINIOP_CUDA_ROW_STREAM_WARP;
+        q.threads = 32 * WARP_ROWS;
+        rows_per_block = WARP_ROWS;
+        /* (PEEL: each row's slice 16-byte aligned) */
+        q.smem = (size_t)WARP_ROWS * (peel ? (ncols + 3) & ~(size_t)3 : ncols) * sizeof(float);
+    } else {
+        q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL
+                   : vec ? INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC
+                         : INFINIOP_CUDA_ROW_STREAM_BLOCK;
+        size_t vecs = (ncols + (size_t)c.s.vec_elems - 1) / (size_t)c.s.vec_elems;
+        size_t t = (vecs + ITEMS_PER_THREAD - 1) / ITEMS_PER_THREAD;
+        t = (t + 31) / 32 * 32;
+        if (t < MIN_BLOCK) t = MIN_BLOCK;
+        if (t > MAX_BLOCK) t = MAX_BLOCK;
+        q.threads = (unsigned)t;
+        rows_per_block = 1;
+        q.smem = ncols * sizeof(float);
+    }
+    /* The block's static shared memory (the reduction scratch) counts
+     * against the same limit: keep 1 KB for it. */
+    if (q.smem + 1024 > p.smem_per_block) q.smem = 0;
+    size_t blocks = (nrows + rows_per_block - 1) / rows_per_block;
+    size_t resident = (size_t)p.sm_count *
+                      (size_t)(p.max_threads_per_sm / (int)q.threads > 0 ? p.max_threads_per_sm / (int)q.threads : 1);
+    size_t cap = resident * 8; /* enough waves to balance; more rows loop inside the kernel */
+    if (blocks > cap) blocks = cap;
+    if (blocks < 1) blocks = 1;
+    q.grid = (unsigned)blocks;
+    q.param_vec = vec && c.s.param_vec;
+    return q;
+}
+
+/* The implementation list: tried in order, the first whose rule holds
+ * runs. `vec`: 16-byte vectors allowed (the aligned launch of a layout
+ * that allows them); `peel`: the PEEL kernels allowed (the aligned launch
+ * of a layout that allows them but not whole-row vectors); the unaligned
+ * launch runs the list with both false. */
+struct RowImpl {
+    const char *what;
+    bool (*rule)(const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q);
+};
+static const RowImpl row_impls[] = {
+    {"register path: 16-byte layout and parameters, and plan_reg's rule",
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, q); }},
+    {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
+         if (!vec || c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, true);
+         return true;
+     }},
+    {"stream-block-vec16: 16-byte layout",
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
+         if (!vec) return false;
+         *q = plan_stream(c, false, true);
+         return true;
+     }},
+    {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
+         if (!peel || c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, false, true);
+         return true;
+     }},
+    {"stream-block-peel16: peelable layout",
+     [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
+         if (!peel) return false;
+         *q = plan_stream(c, false, false, true);
+         return true;
+     }},
+    {"stream-warp: rows of up to WARP_MAX_COLS elements",
+     [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) {
+         if (c.s.ncols > WARP_MAX_COLS) return false;
+         *q = plan_stream(c, true, false);
+         return true;
+     }},
+    {"stream-block: anything", [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) {
+         *q = plan_stream(c, false, false);
+         return true;
+     }},
+};
+
+static infiniopCudaRowLaunch choose_row(const RowCtx &c, bool vec, bool peel) {
+    infiniopCudaRowLaunch q = {};
+    for (const RowImpl &impl : row_impls)
+        if (impl.rule(c, vec, peel, &q)) break;
+    return q;
+}
+
+infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, infiniopCudaRowPlan *plan) {
+    infiniopCudaProps p;
+    infiniStatus_t st = infiniop_cuda_device_props(device, &p);
+    if (st != INFINI_STATUS_SUCCESS) return st; /* the message names the device */
+    const RowCtx c = {p, s, knobs()};
+    infiniopCudaRowPlan q = {};
+    /* (a layout of whole-row vectors takes them, not the peel) */
+    const bool peel = s.peel && !s.vec;
+    q.aligned = choose_row(c, s.vec, peel);
+    q.unaligned = s.vec || peel ? choose_row(c, false, false) : q.aligned;
+    q.same16 = peel;
+    q.pdl = infiniop_cuda_pdl(p);
+    *plan = q;
+    return INFINI_STATUS_SUCCESS;
+}

@@ -1,0 +1,145 @@
+/* test_cuda_plan.cu - the CUDA row planner's rules (src/cuda/plan_rows.cu),
+ * on fake devices: no GPU is needed (label cpu; built where CUDA is). For
+ * each shape the kernel the plan names for aligned and for unaligned
+ * pointers, and invariants over a grid of shapes: launches that fit the
+ * device, register rows that the group holds whole, unaligned launches
+ * that never use vectors, the peel only where the layout asks for it. */
+#include "cuda/common.cuh"
+
+#include <stdio.h>
+
+static infiniopCudaProps g_dev;
+static int g_fail, g_checks;
+
+/* The planner's only view of the device (cuda/device.cu in the library). */
+infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *p) {
+    (void)device;
+    *p = g_dev;
+    return INFINI_STATUS_SUCCESS;
+}
+
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        ++g_checks;                                                                                                    \
+        if (!(cond)) {                                                                                                 \
+            ++g_fail;                                                                                                  \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
+static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
+
+static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel) {
+    infiniopCudaRowPlan p;
+    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel};
+    infiniStatus_t st = infiniop_cuda_plan_rows(0, s, &p);
+    CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
+    return p;
+}
+
+static bool is_reg(infiniopCudaRowKernel k) {
+    return k == INFINIOP_CUDA_ROW_REG_SUB || k == INFINIOP_CUDA_ROW_REG_BLOCK || k == INFINIOP_CUDA_ROW_REG_CLUSTER;
+}
+static bool is_peel(infiniopCudaRowKernel k) {
+    return k == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL || k == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL;
+}
+static bool is_vec(infiniopCudaRowKernel k) {
+    return k == INFINIOP_CUDA_ROW_STREAM_WARP_VEC || k == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC;
+}
+
+enum { SOFTMAX = INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8, LAYER_NORM = INFINIOP_CUDA_REG_LONG };
+
+static void named_cases(void) {
+    g_dev = H100;
+    /* causal_softmax f16 40x777x777: odd T, rows not 16-byte aligned, y like x */
+    infiniopCudaRowPlan p = plan(40 * 777, 777, 8, SOFTMAX, false, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL && p.same16, "kernel %d", (int)p.aligned.kernel);
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.unaligned.kernel);
+    CHECK(p.aligned.smem == 4 * 780 * sizeof(float), "smem %zu (4 rows of 777 rounded to 780 floats)", p.aligned.smem);
+    /* bf16 2x16x1500x1500: longer than a warp's rows */
+    p = plan(2 * 16 * 1500, 1500, 8, SOFTMAX, false, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL, "kernel %d", (int)p.aligned.kernel);
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK, "kernel %d", (int)p.unaligned.kernel);
+    /* whole-row vectors win over the peel */
+    p = plan(40 * 768, 768, 8, SOFTMAX, true, true, true);
+    CHECK(is_reg(p.aligned.kernel) && !p.same16, "kernel %d", (int)p.aligned.kernel);
+    /* no peel where the operator does not ask (strides differ, or the norms) */
+    p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && !p.same16, "kernel %d", (int)p.aligned.kernel);
+    /* layer_norm bf16 4096x768: 96 vectors a row, a warp each */
+    p = plan(4096, 768, 8, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
+          "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.unaligned.kernel);
+    CHECK(p.pdl, "pdl on compute capability 9");
+    /* a strided weight: the vector streaming kernel with element-wise weight loads */
+    p = plan(4096, 768, 8, LAYER_NORM, true, false, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_VEC && !p.aligned.param_vec, "kernel %d",
+          (int)p.aligned.kernel);
+    /* one long decode row, bf16 1x65536: a cluster of 8 on Hopper ... */
+    p = plan(1, 65536, 8, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.cluster == 8 && p.aligned.early,
+          "kernel %d cluster %u", (int)p.aligned.kernel, p.aligned.cluster);
+    /* ... and no cluster before compute capability 9, nor PDL */
+    g_dev = A100;
+    p = plan(1, 65536, 8, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.pdl, "kernel %d", (int)p.aligned.kernel);
+}
+
+static void invariants(void) {
+    static const size_t rows[] = {1, 2, 7, 64, 107, 108, 131, 132, 133, 1000, 4096, 65536, 1u << 22};
+    static const size_t cols[] = {1, 3, 8, 64, 96, 197, 256, 777, 1024, 1025, 1500, 2048, 4096, 8192,
+                                  12032, 12040, 14336, 65536, 100003, 1u << 20};
+    const infiniopCudaProps devs[2] = {H100, A100};
+    for (const infiniopCudaProps &d : devs) {
+        g_dev = d;
+        for (size_t nr : rows)
+            for (size_t nc : cols)
+                for (int ve : {8, 4})
+                    for (unsigned fl = 0; fl < 8; ++fl)
+                        for (int bits = 0; bits < 8; ++bits) {
+                            const bool vec = bits & 1, pv = bits & 2, peel = bits & 4;
+                            if (vec && nc % ve) continue; /* (a vector layout has whole vectors) */
+                            const infiniopCudaRowPlan p = plan(nr, nc, ve, fl, vec, pv, peel);
+                            const infiniopCudaRowLaunch *ls[2] = {&p.aligned, &p.unaligned};
+                            for (const infiniopCudaRowLaunch *q : ls) {
+                                CHECK(q->grid >= 1 && q->threads >= 32 && q->threads <= 1024 && q->threads % 32 == 0,
+                                      "%zux%zu: grid %u threads %u", nr, nc, q->grid, q->threads);
+                                CHECK(q->smem == 0 || q->smem + 1024 <= d.smem_per_block, "%zux%zu: smem %zu", nr, nc,
+                                      q->smem);
+                                if (is_reg(q->kernel)) {
+                                    const size_t held = q->kernel == INFINIOP_CUDA_ROW_REG_SUB
+                                                            ? (size_t)q->lanes * q->items
+                                                            : (size_t)q->threads * q->items * q->cluster;
+                                    CHECK(held * (size_t)ve >= nc, "%zux%zu: the group holds %zu vectors", nr, nc,
+                                          held);
+                                    CHECK(q->grid % q->cluster == 0, "%zux%zu: grid %u cluster %u", nr, nc, q->grid,
+                                          q->cluster);
+                                    CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
+                                          "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
+                                    CHECK(vec && pv, "%zux%zu: register path without vector layout and parameters",
+                                          nr, nc);
+                                }
+                            }
+                            CHECK(!is_reg(p.unaligned.kernel) && !is_vec(p.unaligned.kernel) &&
+                                      !is_peel(p.unaligned.kernel),
+                                  "%zux%zu: unaligned launch %d uses vectors", nr, nc, (int)p.unaligned.kernel);
+                            CHECK(p.same16 == is_peel(p.aligned.kernel), "%zux%zu: same16", nr, nc);
+                            CHECK(!is_peel(p.aligned.kernel) || (peel && !vec), "%zux%zu: peel not asked for", nr, nc);
+                            CHECK(!is_vec(p.aligned.kernel) || vec, "%zux%zu: vectors without the layout", nr, nc);
+                            if (!vec && !peel)
+                                CHECK(p.aligned.kernel == p.unaligned.kernel, "%zux%zu: two launches for no vectors",
+                                      nr, nc);
+                        }
+    }
+}
+
+int main(void) {
+    named_cases();
+    invariants();
+    printf("test_cuda_plan: %d checks, %d failed\n", g_checks, g_fail);
+    return g_fail ? 1 : 0;
+}
