@@ -15,7 +15,6 @@
 #include "create.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,15 +55,6 @@ static void read_verbose(void) {
 static bool infiniop_verbose(void) {
     pthread_once(&verbose_once, read_verbose);
     return verbose_on;
-}
-
-void infiniop_append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
-    if (*len >= n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *len, n - *len, fmt, ap);
-    va_end(ap);
-    if (k > 0) *len += (size_t)k;
 }
 
 static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infiniopDescribe *d) {
