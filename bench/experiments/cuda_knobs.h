@@ -16,8 +16,7 @@
  *   INFINIOP_CUDA_PDL=0            no programmatic dependent launch
  *   INFINIOP_CUDA_REG_EARLY=1      plan.reg_latency everywhere
  *   INFINIOP_CUDA_PREFETCH=rows    plan.reg_prefetch (0: off)
- *   INFINIOP_CUDA_UNARY=threads,unroll  the contiguous silu/sigmoid kernel
- *                                  (128/256/512 threads, 2/4/8 vectors)
+ * (The elementwise plan's overrides: bench/experiments/cuda_elt_knobs.c.)
  */
 #ifndef INFINIOP_BENCH_CUDA_KNOBS_H
 #define INFINIOP_BENCH_CUDA_KNOBS_H
@@ -43,14 +42,6 @@ static inline void experiment_row_knobs(int *policy, size_t *items, size_t *clus
     if ((e = getenv("INFINIOP_CUDA_PDL"))) *pdl = strcmp(e, "0") != 0;
     if ((e = getenv("INFINIOP_CUDA_REG_EARLY"))) *early = !strcmp(e, "1");
     if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) *prefetch = atol(e);
-}
-
-/* The contiguous silu/sigmoid kernel's block size and vectors a thread. */
-static inline void experiment_unary_knobs(unsigned *threads, unsigned *unroll) {
-    const char *e = getenv("INFINIOP_CUDA_UNARY");
-    unsigned t = 0, u = 0;
-    if (e && sscanf(e, "%u,%u", &t, &u) == 2 && (t == 128 || t == 256 || t == 512) && (u == 2 || u == 4 || u == 8))
-        *threads = t, *unroll = u;
 }
 
 #endif

@@ -100,16 +100,15 @@ static void describe_row(char *b, size_t n, size_t *len, const infiniopCudaRowPl
     append(b, n, len, "%s", p->pdl ? " pdl" : "");
 }
 
-static void describe_elt(char *b, size_t n, size_t *len, const infiniopCudaEltPlan *p, bool contiguous) {
-    if (contiguous)
-        append(b, n, len, "contiguous-vec16 threads=%u unroll=%u grid=%u (unaligned pointers: contiguous-scalar)",
-               p->threads, p->unroll, p->grid);
-    else if (p->tile_p >= 0)
-        append(b, n, len, "transpose%s p=%d", p->tile_vec ? "-vec16 (unaligned pointers: transpose-tile)" : "-tile",
-               p->tile_p);
-    else
-        append(b, n, len, "strided threads=%u grid=%u", p->threads, p->grid);
-    append(b, n, len, "%s", p->pdl ? " pdl" : "");
+/* The elementwise plan in words: ops/unary/cuda.cu says it. */
+static void describe_elt(char *b, size_t n, size_t *len, const infiniopCudaEltPlan *p) {
+#ifdef INFINIOP_WITH_CUDA
+    char t[320];
+    infiniop_cuda_describe_elt(p, t, sizeof t);
+    append(b, n, len, "%s", t);
+#else
+    (void)b, (void)n, (void)len, (void)p;
+#endif
 }
 
 static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infiniopPlanSummary *s) {
@@ -123,7 +122,7 @@ static void print_verbose(infiniopOp_t op, infiniopHandle_t handle, const infini
     if (handle->device == INFINI_DEVICE_NVIDIA) {
         append(b, n, &len, "device=%d plan=", handle->device_id);
         if (s->row) describe_row(b, n, &len, s->row, s->row_reg);
-        else if (s->elt) describe_elt(b, n, &len, s->elt, s->elt_contiguous);
+        else if (s->elt) describe_elt(b, n, &len, s->elt);
     } else {
         append(b, n, &len, "isa=%s threads=%zu", isa_name(infiniop_cpu_isa()), (size_t)infiniop_cpu_team_wanted(s->cpu_items, s->cpu_bytes));
     }

@@ -1,0 +1,24 @@
+/*
+ * bench/experiments/cuda_elt_knobs.c - environment overrides of the
+ * elementwise (silu, sigmoid) CUDA plan, for benchmarking variants without
+ * recompiling (scripts/gpu-variants.sh). Compiled into the library only by
+ * a build configured with -DINFINIOP_CUDA_EXPERIMENTS=ON; the planner
+ * (src/ops/unary/cuda.cu) calls it once per descriptor and a release build
+ * reads none of these variables.
+ *
+ *   INFINIOP_CUDA_UNARY=threads,items  the contiguous VEC kernel's block
+ *                                      size (32..512, a power of two) and
+ *                                      vectors a thread (1, 2, 4, 8)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda/plan.h"
+
+void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
+    const char *e = getenv("INFINIOP_CUDA_UNARY");
+    unsigned t = 0, u = 0;
+    if (e && sscanf(e, "%u,%u", &t, &u) == 2 && t >= 32 && t <= 512 && (t & (t - 1)) == 0 &&
+        (u == 1 || u == 2 || u == 4 || u == 8))
+        knobs->threads = t, knobs->items = u;
+}
