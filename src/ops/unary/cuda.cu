@@ -171,8 +171,10 @@ template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
     S v[W];
 };
 /* One access of sizeof(VT) bytes (2, 4, 8 or 16) through an integer
- * vector type: a struct of half-type elements assigned as a whole is
- * otherwise stored element by element (seen in the PTX). */
+ * vector type. Stores go through __stwb (st.global.wb, the default cache
+ * policy, as one instruction): a struct of half-type elements assigned as
+ * a whole, or even the integer vector stored by a plain assignment, was
+ * split into 2- and 4-byte stores (seen in the PTX). */
 template <int B> struct RawBits;
 template <> struct RawBits<2> { typedef unsigned short T; };
 template <> struct RawBits<4> { typedef unsigned T; };
@@ -189,7 +191,7 @@ template <typename VT> __device__ __forceinline__ void store_bits(void *p, const
     typedef typename RawBits<sizeof(VT)>::T B;
     B t;
     memcpy(&t, &v, sizeof t);
-    *reinterpret_cast<B *>(p) = t;
+    __stwb(reinterpret_cast<B *>(p), t);
 }
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
  * vectors, as VEC's large-tensor shape), at most 8. */
