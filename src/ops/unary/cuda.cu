@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
     }
 }
 
-/* The transposing path with 16-byte vectors on both sides (plan: tile_vec;
+/* TRANSPOSE_VEC: the transposing path with 16-byte vectors on both sides (plan rule:
  * both extents along p and q and every other stride a multiple of the
  * vector width V, both pointers 16-byte aligned), without shared memory:
  * a thread loads V input vectors (V consecutive p, at V consecutive q) and
