@@ -9,9 +9,17 @@
  *   INFINIOP_CUDA_UNARY=threads,items  the contiguous VEC kernel's block
  *                                      size (32..512, a power of two) and
  *                                      vectors a thread (1, 2, 4, 8)
+ *   INFINIOP_CUDA_UNARY_ONCE=0|1       VEC without (0) or with (1) the
+ *                                      evict-first cache hints, whatever
+ *                                      the size
+ *   INFINIOP_CUDA_UNARY_VIEW=vec|tile|strided
+ *                                      the kernel of a transposing view
+ *                                      (vec: TRANSPOSE_VEC where allowed,
+ *                                      else TRANSPOSE_TILE)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda/plan.h"
 
@@ -21,4 +29,8 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (e && sscanf(e, "%u,%u", &t, &u) == 2 && t >= 32 && t <= 512 && (t & (t - 1)) == 0 &&
         (u == 1 || u == 2 || u == 4 || u == 8))
         knobs->threads = t, knobs->items = u;
+    const char *o = getenv("INFINIOP_CUDA_UNARY_ONCE");
+    if (o && (o[0] == '0' || o[0] == '1') && o[1] == 0) knobs->once = o[0] == '1' ? 2u : 1u;
+    const char *v = getenv("INFINIOP_CUDA_UNARY_VIEW");
+    if (v) knobs->view = !strcmp(v, "vec") ? 1u : !strcmp(v, "tile") ? 2u : !strcmp(v, "strided") ? 3u : 0u;
 }

@@ -98,6 +98,7 @@ typedef struct {
     unsigned lanes;    /* ROWS: threads along a row (blockDim.x); threads / lanes rows at once */
     unsigned rows;     /* ROWS: rows each thread loops over */
     bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
+    bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
 } infiniopCudaEltLaunch;
 
 /* The plan: `aligned` runs when both pointers are aligned to `align`
@@ -119,6 +120,9 @@ typedef struct {
 typedef struct {
     unsigned threads; /* VEC: threads per block (32..512, a power of two) */
     unsigned items;   /* VEC: vectors a thread (1, 2, 4, 8) */
+    unsigned once;    /* VEC: evict-first hints: 0 the planner's rule, 1 off, 2 on */
+    unsigned view;    /* transposing views: 0 the planner's rule, 1 TRANSPOSE_VEC (where allowed, else
+                         TRANSPOSE_TILE), 2 TRANSPOSE_TILE, 3 STRIDED */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -276,6 +276,27 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 run_case(op, &c, &rng);
             }
         }
+        /* transposed inputs large enough for the tiled kernels (CUDA: at
+         * least a tile a multiprocessor; the small ones above take the
+         * strided kernel): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
+         * edge 16 V) with special values, the same one element off
+         * alignment (its fallback), and odd extents of 13 x 12 64-element
+         * tiles (TRANSPOSE_TILE) */
+        {
+            const size_t edge = 16 * (16 / tl_dtype_size(dt));
+            const size_t shp[3][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1}};
+            for (int k = 0; k < 3; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -120; c.hi = 120; c.special = k != 1;
+                c.ondim = c.indim = 2;
+                c.oshape[0] = c.ishape[0] = shp[k][0];
+                c.oshape[1] = c.ishape[1] = shp[k][1];
+                tl_contiguous_strides(2, c.oshape, c.ostrides);
+                c.istrides[0] = 1; c.istrides[1] = (ptrdiff_t)shp[k][0];
+                c.ipad = k == 1;
+                run_case(op, &c, &rng);
+            }
+        }
         /* rows whose last dimension has unit stride on both sides (the
          * CUDA rows path): padded rows with a row length that allows 16-,
          * 8-, 4-byte or no vectors; the input broadcast along rows (stride

@@ -20,14 +20,19 @@
 #include <stdio.h>
 
 /* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
- * expf, one select and one division here: no divergence within a warp,
- * and the same values as the CPU formulas. */
-__device__ __forceinline__ float sigmoid_c(float x) {
-    float e = expf(-fabsf(x));
-    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
-}
-/* silu for x <= -80 (out of line: rare, and its float64 code would raise
- * every kernel's register count). 1 + e^x == 1 here, and e^x is below
+ * exponential, one select and one division here: no divergence within a
+ * warp, and the same values as the CPU formulas.
+ *
+ * Each formula is split in two: main_t, branch-free, right for every input
+ * but the rare ones, and rare_t (out of line) for those (is_rare). A
+ * thread computes main_t for all its elements first, then patches the rare
+ * ones behind a single test (apply_arr): a per-element branch around an
+ * out-of-line call ends a basic block at every element, so the elements'
+ * dependent chains (convert, exponential, division: MUFU latencies) ran one
+ * after another instead of overlapping, at every size (bench/NOTES.md).
+ * Out of line, the rare code's float64 arithmetic also stays out of every
+ * kernel's register count. */
+/* silu for x <= -80 (float32 path). 1 + e^x == 1 here, and e^x is below
  * float32's normal range (or nearly): x e^x in float64, rounded once. (The
  * CPU's (x h) h with h = e^(x/2) would carry twice the 2-ulp error of
  * CUDA's expf.) */
@@ -35,21 +40,26 @@ __device__ __noinline__ float silu_neg_tail(float x) {
     if (x == -INFINITY) return -0.0f;
     return (float)((double)x * exp((double)x));
 }
-__device__ __forceinline__ float silu_c(float x) {
-    if (x <= -80.0f) return silu_neg_tail(x);
+/* silu for x <= -700 (float64 path). */
+__device__ __noinline__ double silu_neg_tail(double x) {
+    if (x == -INFINITY) return -0.0;
+    double h = exp(0.5 * x);
+    return (x * h) * h;
+}
+__device__ __forceinline__ float sigmoid_c(float x) {
+    float e = expf(-fabsf(x));
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+__device__ __forceinline__ float silu_main(float x) {
     float e = expf(-fabsf(x));
     return (x >= 0.0f ? x : x * e) / (1.0f + e);
 }
+__device__ __forceinline__ float silu_c(float x) { return x <= -80.0f ? silu_neg_tail(x) : silu_main(x); }
 __device__ __forceinline__ double sigmoid_c(double x) {
     double e = exp(-fabs(x));
     return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
 }
-__device__ __forceinline__ double silu_c(double x) {
-    if (x <= -700.0) {
-        if (x == -INFINITY) return -0.0;
-        double h = exp(0.5 * x);
-        return (x * h) * h;
-    }
+__device__ __forceinline__ double silu_main(double x) {
     double e = exp(-fabs(x));
     return (x >= 0.0 ? x : x * e) / (1.0 + e);
 }
@@ -61,70 +71,143 @@ __device__ __forceinline__ double silu_c(double x) {
  * within a few float32 ulp, three orders of magnitude under half an ulp of
  * the output type (2^-9 relative for BF16, 2^-12 for F16), so the rounded
  * output stays within 1 ulp of the exact value. __expf is relatively
- * accurate to ~2 + 1.5|x| float32 ulp up to |x| = 80; beyond, and for
- * silu's x <= -80 branch, the exact formulas above are used (tiny results
- * are kept: BF16 has float32's exponent range). Same values as the exact
- * path within the output's rounding; about a third of its instructions,
- * which matters: at 2 bytes an element the exact path is issue-bound on
- * H100/H200 (about 30 instructions an element against the ~33 per element
- * the memory rate leaves). */
-/* The rare branches out of line: inlined, their float64 code would set the
- * register count of every kernel (and with it the occupancy). */
+ * accurate to ~2 + 1.5|x| float32 ulp up to |x| = 80; beyond (and NaN),
+ * the exact float32 formulas above are used (tiny results are kept: BF16
+ * has float32's exponent range). Same values as the exact path within the
+ * output's rounding; about a third of its instructions, which matters: at
+ * 2 bytes an element the exact path is issue-bound on H100/H200 (about 30
+ * instructions an element against the ~33 per element the memory rate
+ * leaves). */
 __device__ __noinline__ float sigmoid_rare(float x) { return sigmoid_c(x); }
 __device__ __noinline__ float silu_rare(float x) { return silu_c(x); }
 __device__ __forceinline__ float sigmoid_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return sigmoid_rare(x); /* also NaN */
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? 1.0f : e, 1.0f + e);
 }
 __device__ __forceinline__ float silu_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return silu_rare(x);
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
 }
 
-template <int KIND, typename C> __device__ __forceinline__ C apply(C x) {
-    return KIND == INFINIOP_UNARY_SILU ? silu_c(x) : sigmoid_c(x);
-}
 /* FAST: the half-output formulas (float32 only). */
-template <int KIND, bool FAST> __device__ __forceinline__ float apply_t(float x) {
-    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
-    else return apply<KIND>(x);
+template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(float x) {
+    if constexpr (FAST) return !(fabsf(x) < 80.0f); /* also NaN */
+    else return KIND == INFINIOP_UNARY_SILU && x <= -80.0f;
 }
-template <int KIND, bool FAST> __device__ __forceinline__ double apply_t(double x) { return apply<KIND>(x); }
+template <int KIND, bool FAST> __device__ __forceinline__ float main_t(float x) {
+    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
+    else return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ float rare_t(float x) {
+    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
+    else return silu_neg_tail(x); /* (sigmoid has no rare inputs on the exact path) */
+}
+template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(double x) {
+    return KIND == INFINIOP_UNARY_SILU && x <= -700.0;
+}
+template <int KIND, bool FAST> __device__ __forceinline__ double main_t(double x) {
+    return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ double rare_t(double x) { return silu_neg_tail(x); }
+
+/* One element. */
+template <int KIND, bool FAST, typename C> __device__ __forceinline__ C apply_t(C x) {
+    return is_rare<KIND, FAST>(x) ? rare_t<KIND, FAST>(x) : main_t<KIND, FAST>(x);
+}
+/* N elements of a thread, in place: main_t for all (one basic block, the
+ * chains interleaved), then the rare ones behind one test. */
+template <int KIND, bool FAST, typename C, int N> __device__ __forceinline__ void apply_arr(C (&x)[N]) {
+    C r[N];
+    bool rare = false;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        rare |= is_rare<KIND, FAST>(x[k]);
+        r[k] = main_t<KIND, FAST>(x[k]);
+    }
+    if (rare) {
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+            if (is_rare<KIND, FAST>(x[k])) r[k] = rare_t<KIND, FAST>(x[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) x[k] = r[k];
+}
+/* N storage elements in place through the compute type. */
+template <typename T, int KIND, int N> __device__ __forceinline__ void apply_store(typename T::S (&v)[N]) {
+    typename T::C c[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) c[k] = T::load(v[k]);
+    apply_arr<KIND, IsHalf<T>::value>(c);
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = T::store(c[k]);
+}
+
+/* One access of sizeof(VT) bytes (2, 4, 8 or 16) through an integer
+ * vector type. Stores go through __stwb (st.global.wb, the default cache
+ * policy, as one instruction): a struct of half-type elements assigned as
+ * a whole, or even the integer vector stored by a plain assignment, was
+ * split into 2- and 4-byte stores (seen in the PTX). */
+template <int B> struct RawBits;
+template <> struct RawBits<2> { typedef unsigned short T; };
+template <> struct RawBits<4> { typedef unsigned T; };
+template <> struct RawBits<8> { typedef uint2 T; };
+template <> struct RawBits<16> { typedef uint4 T; };
+template <typename VT> __device__ __forceinline__ VT load_bits(const void *p) {
+    typedef typename RawBits<sizeof(VT)>::T B;
+    const B t = *reinterpret_cast<const B *>(p);
+    VT v;
+    memcpy(&v, &t, sizeof v);
+    return v;
+}
+template <typename VT> __device__ __forceinline__ void store_bits(void *p, const VT &v) {
+    typedef typename RawBits<sizeof(VT)>::T B;
+    B t;
+    memcpy(&t, &v, sizeof t);
+    __stwb(reinterpret_cast<B *>(p), t);
+}
 
 /* VEC: contiguous, both pointers 16-byte aligned: nvec vectors of V
  * elements, ITEMS vectors a thread (all loads issued before the first
  * store: the compiler cannot move a load above a store that may alias it,
- * so a one-vector loop keeps one load in flight a thread), then the
- * n - nvec * V tail elements by the first threads of block 0. Blocks of
- * blockDim.x * ITEMS vectors; the grid covers the tensor (no loop). */
-template <typename T, int KIND, int ITEMS>
+ * so a one-vector loop keeps one load in flight a thread), and the
+ * n - nvec * V tail elements by the first threads of block 0, loaded with
+ * the vectors (not after their stores: a second round trip). Blocks of
+ * blockDim.x * ITEMS vectors; the grid covers the tensor (no loop).
+ * ONCE: evict-first cache hints on the vectors (load_once, store_once), for
+ * tensors too large to stay in L2 (plan rule); a smaller output is read
+ * from L2 by the next kernel, and evict-first would give its lines up
+ * first. */
+template <typename T, int KIND, int ITEMS, bool ONCE>
 __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     grid_dependency();
     typedef typename T::S S;
+    typedef Vec<S, VecWidth<T>::value> VT;
     constexpr int V = VecWidth<T>::value;
-    constexpr bool FAST = IsHalf<T>::value;
-    const size_t nvec = n / V;
+    const size_t nvec = n / V, tail = n - nvec * V;
     const size_t base = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
-    Vec<S, V> q[ITEMS];
+    const bool has_tail = blockIdx.x == 0 && threadIdx.x < tail;
+    S t[1] = {S(0)};
+    if (has_tail) t[0] = in[nvec * V + threadIdx.x];
+    VT q[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
-        if (i < nvec) q[u] = load_once<Vec<S, V>>(in + i * V); /* evict-first: input read once */
+        q[u] = VT{};
+        if (i < nvec) q[u] = ONCE ? load_once<VT>(in + i * V) : load_bits<VT>(in + i * V);
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
+        apply_store<T, KIND>(q[u].v); /* a vector at a time: V chains together, registers as before */
         if (i < nvec) {
-#pragma unroll
-            for (int k = 0; k < V; ++k) q[u].v[k] = T::store(apply_t<KIND, FAST>(T::load(q[u].v[k])));
-            store_once(out + i * V, q[u]);
+            if constexpr (ONCE) store_once(out + i * V, q[u]);
+            else store_bits(out + i * V, q[u]); /* one 16-byte store (RawBits) */
         }
     }
-    const size_t tail = n - nvec * V;
-    if (blockIdx.x == 0 && threadIdx.x < tail)
-        out[nvec * V + threadIdx.x] = T::store(apply_t<KIND, FAST>(T::load(in[nvec * V + threadIdx.x])));
+    if (has_tail) {
+        apply_store<T, KIND>(t);
+        out[nvec * V + threadIdx.x] = t[0];
+    }
 }
 
 /* FLAT: contiguous, any alignment. */
@@ -170,29 +253,6 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
 template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
     S v[W];
 };
-/* One access of sizeof(VT) bytes (2, 4, 8 or 16) through an integer
- * vector type. Stores go through __stwb (st.global.wb, the default cache
- * policy, as one instruction): a struct of half-type elements assigned as
- * a whole, or even the integer vector stored by a plain assignment, was
- * split into 2- and 4-byte stores (seen in the PTX). */
-template <int B> struct RawBits;
-template <> struct RawBits<2> { typedef unsigned short T; };
-template <> struct RawBits<4> { typedef unsigned T; };
-template <> struct RawBits<8> { typedef uint2 T; };
-template <> struct RawBits<16> { typedef uint4 T; };
-template <typename VT> __device__ __forceinline__ VT load_bits(const void *p) {
-    typedef typename RawBits<sizeof(VT)>::T B;
-    const B t = *reinterpret_cast<const B *>(p);
-    VT v;
-    memcpy(&v, &t, sizeof v);
-    return v;
-}
-template <typename VT> __device__ __forceinline__ void store_bits(void *p, const VT &v) {
-    typedef typename RawBits<sizeof(VT)>::T B;
-    B t;
-    memcpy(&t, &v, sizeof t);
-    __stwb(reinterpret_cast<B *>(p), t);
-}
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
  * vectors, as VEC's large-tensor shape), at most 8. */
 __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
@@ -205,11 +265,21 @@ __device__ __forceinline__ void row_bases(const infiniopEltLayout &L, size_t r, 
         return;
     }
     ptrdiff_t o = 0, i = 0;
-    for (int d = L.ndim - 2; d >= 0; --d) {
-        const size_t k = r % L.shape[d];
-        r /= L.shape[d];
-        o += (ptrdiff_t)k * L.out_stride[d];
-        i += (ptrdiff_t)k * L.in_stride[d];
+    if (L.n <= 0xffffffffu) { /* 32-bit divisions: a 64-bit one is a long subroutine */
+        uint32_t r32 = (uint32_t)r;
+        for (int d = L.ndim - 2; d >= 0; --d) {
+            const uint32_t len = (uint32_t)L.shape[d], k = r32 % len;
+            r32 /= len;
+            o += (ptrdiff_t)k * L.out_stride[d];
+            i += (ptrdiff_t)k * L.in_stride[d];
+        }
+    } else {
+        for (int d = L.ndim - 2; d >= 0; --d) {
+            const size_t k = r % L.shape[d];
+            r /= L.shape[d];
+            o += (ptrdiff_t)k * L.out_stride[d];
+            i += (ptrdiff_t)k * L.in_stride[d];
+        }
     }
     *ob = o, *ib = i;
 }
@@ -219,7 +289,6 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
     grid_dependency();
     typedef typename T::S S;
     typedef RawVec<S, W> VT;
-    constexpr bool FAST = IsHalf<T>::value;
     const size_t ncols = L.shape[L.ndim - 1], nchunks = ncols / W, nrows = L.n / ncols;
     const size_t c0 = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
     if (c0 >= nchunks) return; /* (no barriers: nothing waits for this thread) */
@@ -231,16 +300,20 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
         ptrdiff_t ob, ib;
         row_bases(L, r, &ob, &ib);
         if (r == rb + threadIdx.y || ib != prev) {
-            VT x[ITEMS];
+            S z[ITEMS * W];
 #pragma unroll
             for (int u = 0; u < ITEMS; ++u) {
                 const size_t c = c0 + (size_t)u * blockDim.x;
-                if (c < nchunks) x[u] = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+                VT x = {};
+                if (c < nchunks) x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+#pragma unroll
+                for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
             }
+            apply_store<T, KIND>(z);
 #pragma unroll
             for (int u = 0; u < ITEMS; ++u)
 #pragma unroll
-                for (int k = 0; k < W; ++k) y[u].v[k] = T::store(apply_t<KIND, FAST>(T::load(x[u].v[k])));
+                for (int k = 0; k < W; ++k) y[u].v[k] = z[u * W + k];
             prev = ib;
         }
 #pragma unroll
@@ -272,10 +345,22 @@ __device__ __forceinline__ size_t tile_planes(const infiniopEltLayout &L, int p,
 __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
                                            ptrdiff_t *ob) {
     ptrdiff_t i = 0, o = 0;
+    if (L.ndim == 2) { /* one plane */
+        *ib = 0, *ob = 0;
+        return;
+    }
+    const bool small = L.n <= 0xffffffffu; /* 32-bit divisions (as row_bases) */
     for (int d = L.ndim - 1; d >= 0; --d) {
         if (d == p || d == q) continue;
-        const size_t k = bi % L.shape[d];
-        bi /= L.shape[d];
+        size_t k;
+        if (small) {
+            const uint32_t len = (uint32_t)L.shape[d];
+            k = (uint32_t)bi % len;
+            bi = (uint32_t)bi / len;
+        } else {
+            k = bi % L.shape[d];
+            bi /= L.shape[d];
+        }
         i += (ptrdiff_t)k * L.in_stride[d];
         o += (ptrdiff_t)k * L.out_stride[d];
     }
@@ -305,10 +390,12 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
                 const size_t pp = p0 + tx + 32 * i, qq = q0 + ty + 8 * j;
                 v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)0;
             }
+        apply_arr<KIND, IsHalf<T>::value>(v[0]);
+        apply_arr<KIND, IsHalf<T>::value>(v[1]);
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = apply_t<KIND, IsHalf<T>::value>(v[i][j]);
+            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = v[i][j];
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < 2; ++i)
@@ -359,8 +446,12 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
             VT o;
 #pragma unroll
             for (int k = 0; k < V; ++k) forget(v[k]); /* convert in each step: no float copies of the block */
+            S z[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) o.v[k] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(v[k].v[e])));
+            for (int k = 0; k < V; ++k) z[k] = v[k].v[e];
+            apply_store<T, KIND>(z);
+#pragma unroll
+            for (int k = 0; k < V; ++k) o.v[k] = z[k];
             store_bits(out + ob + (ptrdiff_t)(pp + e) * osp + qq, o); /* one 16-byte store (RawBits) */
         }
     }
@@ -389,10 +480,14 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
     const bool pdl = P.pdl;
     switch (l.kernel) {
     case INFINIOP_CUDA_ELT_VEC: {
-        auto kernel = l.items == 1   ? unary_vec_kernel<T, KIND, 1>
-                      : l.items == 2 ? unary_vec_kernel<T, KIND, 2>
-                      : l.items == 4 ? unary_vec_kernel<T, KIND, 4>
-                                     : unary_vec_kernel<T, KIND, 8>;
+        auto kernel = l.once ? (l.items == 1   ? unary_vec_kernel<T, KIND, 1, true>
+                                : l.items == 2 ? unary_vec_kernel<T, KIND, 2, true>
+                                : l.items == 4 ? unary_vec_kernel<T, KIND, 4, true>
+                                               : unary_vec_kernel<T, KIND, 8, true>)
+                             : (l.items == 1   ? unary_vec_kernel<T, KIND, 1, false>
+                                : l.items == 2 ? unary_vec_kernel<T, KIND, 2, false>
+                                : l.items == 4 ? unary_vec_kernel<T, KIND, 4, false>
+                                               : unary_vec_kernel<T, KIND, 8, false>);
         return infiniop_cuda_launch(kernel, grid, block, 0, stream, 1u, pdl, o, x, L.n);
     }
     case INFINIOP_CUDA_ELT_FLAT:
@@ -459,8 +554,12 @@ static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaPro
     } else {
         l.items = 1, l.threads = spread_threads(nvec, p, 128);
     }
+    /* evict-first hints only where input and output together exceed half
+     * the L2: smaller ones stay there for the next kernel */
+    l.once = p.l2_bytes && 2 * n * es > p.l2_bytes / 2;
     if (kn.threads) l.threads = kn.threads;
     if (kn.items) l.items = kn.items;
+    if (kn.once) l.once = kn.once == 2;
     if (l.threads < l.vec) l.threads = l.vec; /* block 0 takes the < V tail elements */
     l.grid[0] = clamp_grid(div_up(nvec, (size_t)l.threads * l.items), 0x7fffffff);
     l.grid[1] = l.grid[2] = 1;
@@ -530,6 +629,10 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     return l;
 }
 
+static size_t launch_blocks(const infiniopCudaEltLaunch &l) {
+    return (size_t)l.grid[0] * l.grid[1] * l.grid[2];
+}
+
 static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
@@ -551,7 +654,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (st != INFINI_STATUS_SUCCESS) return st;
     const infiniopEltLayout &L = info->layout;
     const size_t es = infiniop_dtype_size(info->dtype), n = L.n;
-    infiniopCudaEltKnobs kn = {0, 0};
+    infiniopCudaEltKnobs kn = {0, 0, 0, 0};
 #ifdef INFINIOP_CUDA_EXPERIMENTS
     infiniop_cuda_experiment_elt_knobs(&kn);
 #endif
@@ -601,9 +704,20 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
                 if (d != q && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
                 if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
             }
-            P.aligned = plan_transpose(L, tp, ok, es);
-            P.unaligned = plan_transpose(L, tp, false, es);
-            P.align = ok ? 16 : 0;
+            /* the tiled kernels only where their grid has a block per
+             * multiprocessor: a tile's thread carries 16 (TILE) to V * V
+             * elements, so fewer tiles leave multiprocessors idle and the
+             * rest work through their elements one after another; below
+             * that (latency-bound sizes), STRIDED: one element a thread */
+            const size_t sms = (size_t)p.sm_count;
+            infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
+            infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
+            int pick = ok && launch_blocks(tv) >= sms ? 0 : launch_blocks(tt) >= sms ? 1 : 2;
+            if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
+            P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
+            P.unaligned = pick == 2 ? st : tt;
+            P.align = pick == 0 ? 16 : 0;
+            if (pick == 2) P.tile_p = -1;
         } else {
             P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
             P.align = 0;
@@ -631,7 +745,9 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
     if (k < 0 || (size_t)k >= n) return k;
     int m = 0;
     switch (l.kernel) {
-    case INFINIOP_CUDA_ELT_VEC: m = snprintf(b + k, n - k, " vec=%u items=%u", l.vec, l.items); break;
+    case INFINIOP_CUDA_ELT_VEC:
+        m = snprintf(b + k, n - k, " vec=%u items=%u%s", l.vec, l.items, l.once ? " evict-first" : "");
+        break;
     case INFINIOP_CUDA_ELT_ROWS:
         m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u", l.lanes, l.threads / l.lanes, l.vec, l.items,
                      l.rows);
