@@ -89,40 +89,60 @@ __device__ __forceinline__ float silu_fast(float x) {
     return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
 }
 
-/* FAST: the half-output formulas (float32 only). */
+/* The exact formulas out of line (the rare inputs' path). */
+__device__ __noinline__ double sigmoid_rare(double x) { return sigmoid_c(x); }
+__device__ __noinline__ double silu_rare(double x) { return x <= -700.0 ? silu_neg_tail(x) : silu_main(x); }
+
+/* Rare inputs. FAST: |x| >= 80 and NaN (beyond __expf's accuracy bound).
+ * Exact paths: also every input whose division could leave the IEEE
+ * division's fast path (a zero, tiny or huge numerator: the compiler's
+ * correctly rounded division checks its operands and calls a slow
+ * subroutine for those, which cost ~0.7 us in a one-element launch where
+ * a zero reached it; bench/NOTES.md). main_t is then evaluated on 1 for
+ * them (apply_arr), so it never takes that subroutine, and the rare path
+ * computes the same exact formula. */
 template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(float x) {
-    if constexpr (FAST) return !(fabsf(x) < 80.0f); /* also NaN */
-    else return KIND == INFINIOP_UNARY_SILU && x <= -80.0f;
+    const float a = fabsf(x);
+    if constexpr (FAST) return !(a < 80.0f); /* also NaN */
+    else if constexpr (KIND == INFINIOP_UNARY_SILU) return !(a >= 0x1p-60f && a < 0x1p100f) || x < -40.0f;
+    else return !(a < 40.0f); /* e = e^-|x| stays >= 2^-58 */
 }
 template <int KIND, bool FAST> __device__ __forceinline__ float main_t(float x) {
     if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
     else return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
 }
 template <int KIND, bool FAST> __device__ __forceinline__ float rare_t(float x) {
-    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
-    else return silu_neg_tail(x); /* (sigmoid has no rare inputs on the exact path) */
+    return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
 }
 template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(double x) {
-    return KIND == INFINIOP_UNARY_SILU && x <= -700.0;
+    const double a = fabs(x);
+    if constexpr (KIND == INFINIOP_UNARY_SILU) return !(a >= 0x1p-500 && a < 0x1p500) || x < -300.0;
+    else return !(a < 300.0);
 }
 template <int KIND, bool FAST> __device__ __forceinline__ double main_t(double x) {
     return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
 }
-template <int KIND, bool FAST> __device__ __forceinline__ double rare_t(double x) { return silu_neg_tail(x); }
+template <int KIND, bool FAST> __device__ __forceinline__ double rare_t(double x) {
+    return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
+}
 
 /* One element. */
 template <int KIND, bool FAST, typename C> __device__ __forceinline__ C apply_t(C x) {
-    return is_rare<KIND, FAST>(x) ? rare_t<KIND, FAST>(x) : main_t<KIND, FAST>(x);
+    const bool rare = is_rare<KIND, FAST>(x);
+    const C m = main_t<KIND, FAST>(rare ? C(1) : x);
+    return rare ? rare_t<KIND, FAST>(x) : m;
 }
 /* N elements of a thread, in place: main_t for all (one basic block, the
- * chains interleaved), then the rare ones behind one test. */
+ * chains interleaved), then the rare ones behind one test. Lanes without
+ * an element hold 1 (the kernels' fill), not a rare input. */
 template <int KIND, bool FAST, typename C, int N> __device__ __forceinline__ void apply_arr(C (&x)[N]) {
     C r[N];
     bool rare = false;
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-        rare |= is_rare<KIND, FAST>(x[k]);
-        r[k] = main_t<KIND, FAST>(x[k]);
+        const bool rk = is_rare<KIND, FAST>(x[k]);
+        rare |= rk;
+        r[k] = main_t<KIND, FAST>(rk ? C(1) : x[k]);
     }
     if (rare) {
 #pragma unroll
@@ -186,13 +206,14 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
     const size_t nvec = n / V, tail = n - nvec * V;
     const size_t base = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
     const bool has_tail = blockIdx.x == 0 && threadIdx.x < tail;
-    S t[1] = {S(0)};
+    S t[1] = {T::store(typename T::C(1))};
     if (has_tail) t[0] = in[nvec * V + threadIdx.x];
     VT q[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
-        q[u] = VT{};
+#pragma unroll
+        for (int k = 0; k < V; ++k) q[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
         if (i < nvec) q[u] = ONCE ? load_once<VT>(in + i * V) : load_bits<VT>(in + i * V);
     }
 #pragma unroll
@@ -304,7 +325,9 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
 #pragma unroll
             for (int u = 0; u < ITEMS; ++u) {
                 const size_t c = c0 + (size_t)u * blockDim.x;
-                VT x = {};
+                VT x;
+#pragma unroll
+                for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
                 if (c < nchunks) x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
 #pragma unroll
                 for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
@@ -366,9 +389,12 @@ __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, in
     }
     *ib = i, *ob = o;
 }
+/* Four blocks a multiprocessor (64 registers; three for F64, whose 16
+ * doubles a thread spill at 64): the loads of one block's phase are all
+ * that is in flight while another stores. */
 template <typename T, int KIND>
-__global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p,
-                                                         typename T::S *out, const typename T::S *in) {
+__global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 3 : 4)
+    unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::C C;
     __shared__ C tile[TILE][TILE + 1];
@@ -388,7 +414,7 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const size_t pp = p0 + tx + 32 * i, qq = q0 + ty + 8 * j;
-                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)0;
+                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)1;
             }
         apply_arr<KIND, IsHalf<T>::value>(v[0]);
         apply_arr<KIND, IsHalf<T>::value>(v[1]);
@@ -629,10 +655,6 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     return l;
 }
 
-static size_t launch_blocks(const infiniopCudaEltLaunch &l) {
-    return (size_t)l.grid[0] * l.grid[1] * l.grid[2];
-}
-
 static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
@@ -704,15 +726,18 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
                 if (d != q && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
                 if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
             }
-            /* the tiled kernels only where their grid has a block per
-             * multiprocessor: a tile's thread carries 16 (TILE) to V * V
-             * elements, so fewer tiles leave multiprocessors idle and the
-             * rest work through their elements one after another; below
-             * that (latency-bound sizes), STRIDED: one element a thread */
-            const size_t sms = (size_t)p.sm_count;
+            /* the tiled kernels only for tensors of at least two waves of
+             * one element a thread (the latency-bound limit of plan_vec
+             * and plan_rows): a tile's thread carries 16 (TILE) to V * V
+             * elements and the tiles of a small tensor leave
+             * multiprocessors idle; below, STRIDED, one element a thread,
+             * every load in flight at once (bench/NOTES.md: 1.3-2.4x
+             * faster than the tiles up to 270 K elements, 3x slower from
+             * 1 M) */
+            const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
             infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
-            int pick = ok && launch_blocks(tv) >= sms ? 0 : launch_blocks(tt) >= sms ? 1 : 2;
+            int pick = n < 2 * resident ? 2 : ok ? 0 : 1;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
             P.unaligned = pick == 2 ? st : tt;
