@@ -316,6 +316,8 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 {2, {33, 96}, {104, 1}, {100, 1}, 0, 0, 0},           /* padded, 16 bytes at 2-byte types */
                 {2, {17, 1030}, {1030, 1}, {1034, 1}, 0, 0, 0},       /* 4-byte vectors at 2-byte types */
                 {2, {9, 4097}, {4097, 1}, {4100, 1}, 0, 0, 0},        /* odd rows: no vectors */
+                {2, {600, 1001}, {1001, 1}, {1003, 1}, 0, 0, 0},      /* odd rows, 600 K elements: the full
+                                                                         accesses a thread, no vectors */
                 {2, {37, 7814}, {7814, 1}, {0, 1}, 0, 0, 0},          /* broadcast rows, 15628-byte pitch */
                 {2, {4500, 1040}, {1040, 1}, {0, 1}, 0, 0, 0},        /* broadcast, several rows a block */
                 {3, {3, 1500, 1040}, {1560000, 1040, 1}, {1040, 0, 1}, 0, 0, 0},

@@ -275,9 +275,11 @@ template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
     S v[W];
 };
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
- * vectors, as VEC's large-tensor shape), at most 8. */
+ * vectors, as VEC's large-tensor shape); 16 one-element accesses at 2-byte
+ * types (a cap of 8 left 16 bytes in flight a thread, and sliced bf16 rows
+ * with an odd pitch ran at 65-75% of copy: bench/NOTES.md). */
 __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
-    return bytes >= 32 ? 1u : 32u / bytes > 8u ? 8u : 32u / bytes;
+    return bytes >= 32 ? 1u : 32u / bytes;
 }
 /* Offsets of row r (row-major over every dimension but the last). */
 __device__ __forceinline__ void row_bases(const infiniopEltLayout &L, size_t r, ptrdiff_t *ob, ptrdiff_t *ib) {
