@@ -75,7 +75,9 @@ typedef struct {
  *              multiples of V and 16-byte aligned pointers; fallback
  *              TRANSPOSE_TILE;
  *   TRANSPOSE_TILE the same layouts, any extents and alignment: 64 x 64
- *              tiles through shared memory;
+ *              tiles through shared memory (both tiled kernels only for
+ *              tensors of two waves of one element a thread or more;
+ *              smaller ones take STRIDED);
  *   STRIDED    anything else: one element a thread, offsets from the
  *              coalesced shape (grid-stride loop).
  * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */
