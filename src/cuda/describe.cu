@@ -54,17 +54,7 @@ extern "C" void infiniop_cuda_describe_row(char *b, size_t n, size_t *len, infin
 }
 
 extern "C" void infiniop_cuda_describe_elt(char *b, size_t n, size_t *len, infiniopHandle_t handle, const void *ctx) {
-    const infiniopCudaEltDescribe *d = (const infiniopCudaEltDescribe *)ctx;
-    const infiniopCudaEltPlan *p = d->plan;
-    infiniop_append(b, n, len, "device=%d plan=", handle->device_id);
-    if (d->contiguous)
-        infiniop_append(b, n, len,
-                        "contiguous-vec16 threads=%u unroll=%u grid=%u (unaligned pointers: contiguous-scalar)",
-                        p->threads, p->unroll, p->grid);
-    else if (p->tile_p >= 0)
-        infiniop_append(b, n, len, "transpose%s p=%d",
-                        p->tile_vec ? "-vec16 (unaligned pointers: transpose-tile)" : "-tile", p->tile_p);
-    else
-        infiniop_append(b, n, len, "strided threads=%u grid=%u", p->threads, p->grid);
-    infiniop_append(b, n, len, "%s", p->pdl ? " pdl" : "");
+    char t[320];
+    infiniop_cuda_elt_plan_text((const infiniopCudaEltPlan *)ctx, t, sizeof t);
+    infiniop_append(b, n, len, "device=%d plan=%s", handle->device_id, t);
 }

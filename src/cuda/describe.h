@@ -22,12 +22,8 @@ const char *infiniop_cuda_row_kernel_name(infiniopCudaRowKernel k);
  * <its parameters>)][ pdl]". */
 void infiniop_cuda_describe_row(char *buf, size_t n, size_t *len, infiniopHandle_t handle, const void *ctx);
 
-/* The elementwise plan and whether the layout is contiguous (its flat path). */
-typedef struct {
-    const infiniopCudaEltPlan *plan;
-    bool contiguous;
-} infiniopCudaEltDescribe;
-/* ctx: a const infiniopCudaEltDescribe *. */
+/* ctx: the descriptor's const infiniopCudaEltPlan *. Prints "device=D plan=" and
+ * infiniop_cuda_elt_plan_text (plan.h). */
 void infiniop_cuda_describe_elt(char *buf, size_t n, size_t *len, infiniopHandle_t handle, const void *ctx);
 
 #ifdef __cplusplus

@@ -94,19 +94,91 @@ typedef struct {
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
 #endif
 
-/* Elementwise operators (silu, sigmoid). */
+/* Elementwise operators (silu, sigmoid): which kernel runs, in the order
+ * infiniop_unary_cuda_plan (ops/unary/cuda.cu) tries them; the first whose
+ * rule holds on the folded layout (core/layout.h) is the plan:
+ *   VEC        both tensors one dense run: `vec`-element (16-byte) vectors,
+ *              `items` a thread, every load before the first store, one
+ *              pass (no grid-stride loop); needs 16-byte aligned pointers;
+ *   FLAT       both one dense run, any alignment: one element a thread
+ *              (grid-stride loop); VEC's fallback;
+ *   ROWS       the last dimension has unit stride on both sides, the others
+ *              anything (padded rows, broadcast rows of stride 0, a
+ *              permutation that keeps the last dimension): `lanes`
+ *              threads along a row by threads / lanes rows, each thread
+ *              `items` accesses a row over `rows` rows, `vec` the widest
+ *              access (16, 8, 4 bytes or one element) that the row length
+ *              and every row stride allow;
+ *              a row whose input is the previous row's (a broadcast) is
+ *              stored again from registers, not re-read or recomputed;
+ *              needs both pointers aligned to the access width; its
+ *              fallback is ROWS with vec = 1;
+ *   TRANSPOSE_VEC  the output's last dimension has unit stride and the
+ *              input's unit stride is on another dimension p (`tile_p`):
+ *              each thread transposes a V x V block of 16-byte vectors in
+ *              registers; needs both extents and the other strides to be
+ *              multiples of V and 16-byte aligned pointers; fallback
+ *              TRANSPOSE_TILE;
+ *   TRANSPOSE_TILE the same layouts, any extents and alignment: 64 x 64
+ *              tiles through shared memory (both tiled kernels only for
+ *              tensors of two waves of one element a thread or more;
+ *              smaller ones take STRIDED);
+ *   STRIDED    anything else: one element a thread, offsets from the
+ *              coalesced shape (grid-stride loop).
+ * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */
+typedef enum {
+    INFINIOP_CUDA_ELT_VEC = 0,
+    INFINIOP_CUDA_ELT_FLAT = 1,
+    INFINIOP_CUDA_ELT_ROWS = 2,
+    INFINIOP_CUDA_ELT_TRANSPOSE_VEC = 3,
+    INFINIOP_CUDA_ELT_TRANSPOSE_TILE = 4,
+    INFINIOP_CUDA_ELT_STRIDED = 5,
+} infiniopCudaEltKernel;
+
+/* One kernel and its launch parameters. */
 typedef struct {
-    unsigned threads; /* threads per block */
-    unsigned grid;    /* blocks; grid-stride loop over the elements (the contiguous path: blocks of
-                         threads x UNROLL 16-byte vectors) */
-    int tile_p;       /* >= 0: the transposing path (blocks transposed in registers, or a shared-memory
-                         tile without 16-byte vectors) over dimensions tile_p (the
-                         input's unit-stride one) and ndim - 1 (the output's); -1: off */
-    unsigned unroll;  /* the contiguous 16-byte path: vectors a thread (2, 4 or 8) */
-    bool tile_vec;    /* the transposing path may use 16-byte vectors (extents and strides allow;
-                         pointers are checked at run) */
-    bool pdl;         /* launch with programmatic stream serialization (cuda/common.cuh) */
+    infiniopCudaEltKernel kernel;
+    unsigned threads;  /* threads per block */
+    unsigned grid[3];  /* blocks along x, y, z */
+    unsigned vec;      /* elements per access (VEC, ROWS); 1 otherwise */
+    unsigned items;    /* accesses a thread issues before its first store (VEC, ROWS) */
+    unsigned lanes;    /* ROWS: threads along a row (blockDim.x); threads / lanes rows at once */
+    unsigned rows;     /* ROWS: rows each thread loops over */
+    bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
+    bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
+} infiniopCudaEltLaunch;
+
+/* The plan: `aligned` runs when both pointers are aligned to `align`
+ * bytes, `unaligned` otherwise (align 0: no requirement, the two are the
+ * same launch). Pointer alignment is a property of the call, the one thing
+ * the run call tests. */
+typedef struct {
+    infiniopCudaEltLaunch aligned, unaligned;
+    unsigned align;
+    int tile_p; /* TRANSPOSE_*: the input's unit-stride dimension; -1 otherwise */
+    bool pdl;   /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaEltPlan;
+
+/* The elementwise planner's free parameters. A release build uses the
+ * defaults (0: the planner's rule); a build with
+ * -DINFINIOP_CUDA_EXPERIMENTS=ON also compiles bench/experiments/ into the
+ * library, whose infiniop_cuda_experiment_elt_knobs the planner calls to
+ * override them (environment variables: bench/experiments/cuda_elt_knobs.c). */
+typedef struct {
+    unsigned threads; /* VEC: threads per block (32..512, a power of two) */
+    unsigned items;   /* VEC: vectors a thread (1, 2, 4, 8) */
+    unsigned once;    /* VEC: evict-first hints: 0 the planner's rule, 1 off, 2 on */
+    unsigned view;    /* transposing views: 0 the planner's rule, 1 TRANSPOSE_VEC (where allowed, else
+                         TRANSPOSE_TILE), 2 TRANSPOSE_TILE, 3 STRIDED */
+} infiniopCudaEltKnobs;
+#ifdef INFINIOP_CUDA_EXPERIMENTS
+void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);
+#endif
+
+/* The plan in words, for the verbose line (ops/unary/cuda.cu): the kernel
+ * names above in lower case with their launch parameters, and the
+ * unaligned-pointer fallback where there is one. */
+void infiniop_cuda_elt_plan_text(const infiniopCudaEltPlan *plan, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

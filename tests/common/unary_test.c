@@ -285,6 +285,86 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 run_case(op, &c, &rng);
             }
         }
+        /* transposed inputs large enough for the tiled kernels (CUDA: at
+         * least a tile a multiprocessor; the small ones above take the
+         * strided kernel): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
+         * edge 16 V) with special values, the same one element off
+         * alignment (its fallback), and odd extents of 13 x 12 64-element
+         * tiles (TRANSPOSE_TILE) */
+        {
+            const size_t edge = 16 * (16 / tl_dtype_size(dt));
+            const size_t shp[3][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1}};
+            for (int k = 0; k < 3; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -120; c.hi = 120; c.special = k != 1;
+                c.ondim = c.indim = 2;
+                c.oshape[0] = c.ishape[0] = shp[k][0];
+                c.oshape[1] = c.ishape[1] = shp[k][1];
+                tl_contiguous_strides(2, c.oshape, c.ostrides);
+                c.istrides[0] = 1; c.istrides[1] = (ptrdiff_t)shp[k][0];
+                c.ipad = k == 1;
+                run_case(op, &c, &rng);
+            }
+        }
+        /* rows whose last dimension has unit stride on both sides (the
+         * CUDA rows path): padded rows with a row length that allows 16-,
+         * 8-, 4-byte or no vectors; the input broadcast along rows (stride
+         * 0) with odd row lengths, enough rows that a block loops over
+         * several (4500 x 1040), and a 3-D broadcast whose input changes
+         * every 1500 rows (reuse within a run of equal rows only); a
+         * permutation that keeps the last dimension; rows too short for a
+         * warp (the strided path); one element off alignment (the
+         * unaligned fallback) and in-place */
+        {
+            static const struct {
+                size_t nd, shape[3];
+                ptrdiff_t ostr[3], istr[3];
+                size_t ipad, opad;
+                int inplace;
+            } rc[] = {
+                {2, {33, 96}, {104, 1}, {100, 1}, 0, 0, 0},           /* padded, 16 bytes at 2-byte types */
+                {2, {17, 1030}, {1030, 1}, {1034, 1}, 0, 0, 0},       /* 4-byte vectors at 2-byte types */
+                {2, {9, 4097}, {4097, 1}, {4100, 1}, 0, 0, 0},        /* odd rows: no vectors */
+                {2, {600, 1001}, {1001, 1}, {1003, 1}, 0, 0, 0},      /* odd rows, 600 K elements: the full
+                                                                         accesses a thread, no vectors */
+                {2, {37, 7814}, {7814, 1}, {0, 1}, 0, 0, 0},          /* broadcast rows, 15628-byte pitch */
+                {2, {4500, 1040}, {1040, 1}, {0, 1}, 0, 0, 0},        /* broadcast, several rows a block */
+                {3, {3, 1500, 1040}, {1560000, 1040, 1}, {1040, 0, 1}, 0, 0, 0},
+                {3, {6, 5, 264}, {1320, 264, 1}, {264, 1584, 1}, 0, 0, 0}, /* dims 0 and 1 swapped */
+                {2, {300, 20}, {24, 1}, {0, 1}, 0, 0, 0},             /* 20-element rows: strided */
+                {2, {33, 96}, {104, 1}, {100, 1}, 1, 0, 0},           /* input one element off */
+                {2, {37, 7814}, {7814, 1}, {0, 1}, 0, 1, 0},          /* output one element off */
+                {2, {33, 96}, {104, 1}, {104, 1}, 0, 0, 1},           /* in-place */
+                {2, {5, 64}, {64, 1}, {0, 1}, 0, 0, 0},               /* decode-sized broadcast */
+            };
+            for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++) {
+                if (tl_quick && rc[k].shape[0] * rc[k].shape[1] * (rc[k].nd == 3 ? rc[k].shape[2] : 1) > 2000000 &&
+                    dt == INFINI_DTYPE_F64)
+                    continue;
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -90; c.hi = 90;
+                c.ondim = c.indim = rc[k].nd;
+                memcpy(c.oshape, rc[k].shape, sizeof rc[k].shape);
+                memcpy(c.ishape, rc[k].shape, sizeof rc[k].shape);
+                memcpy(c.ostrides, rc[k].ostr, sizeof rc[k].ostr);
+                memcpy(c.istrides, rc[k].istr, sizeof rc[k].istr);
+                c.ipad = rc[k].ipad; c.opad = rc[k].opad; c.inplace = rc[k].inplace;
+                run_case(op, &c, &rng);
+            }
+        }
+        /* contiguous sizes around the vector width and a warp, and a
+         * size that leaves a tail of V - 1 elements (the latency shapes
+         * of the contiguous path) */
+        {
+            static const size_t sz[] = {1, 7, 8, 9, 31, 33, 255, 257, 4103, 65536 + 7};
+            for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -30; c.hi = 30; c.ondim = c.indim = 1;
+                c.oshape[0] = c.ishape[0] = sz[k];
+                c.ostrides_null = c.istrides_null = 1;
+                run_case(op, &c, &rng);
+            }
+        }
         /* empty: a 0-length dim */
         memset(&c, 0, sizeof c);
         c.dt = dt; c.lo = -1; c.hi = 1; c.ondim = c.indim = 3;

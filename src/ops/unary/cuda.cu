@@ -7,35 +7,32 @@
  * math), in float64 with exp for F64. One exception: silu(x) for x <= -80
  * (float32 path) is x e^x formed in float64, rounded once.
  *
- * Three paths, chosen by the layout folded at creation:
- *  - contiguous (output and input one dense run): 16-byte vectors, 2 a
- *    thread with every load issued before the first store, when both
- *    pointers are 16-byte aligned; one element at a time otherwise;
- *  - transposing (the input's unit stride on another dimension than the
- *    output's last): with 16-byte vectors, each thread transposes a block
- *    of V x V elements in registers; otherwise 64 x 64 tiles through
- *    shared memory; both sides coalesced;
- *  - anything else (strides, broadcast input): a grid-stride loop over the
- *    output's elements, offsets (64-bit) from the coalesced layout; the
- *    index arithmetic is 32-bit up to 2^31 elements, 64-bit beyond.
+ * The kernels are those of infiniopCudaEltKernel (cuda/plan.h), in the
+ * order the planner (infiniop_unary_cuda_plan, below) tries them; it
+ * records the kernel and its launch shape once, at descriptor creation,
+ * and the run call only picks the plan's aligned or unaligned launch by the
+ * pointers' alignment.
  * Each element is read and then written by one thread, so in-place is safe.
  */
 #include "cuda/common.cuh"
 #include "unary.h"
 
-#ifdef INFINIOP_CUDA_EXPERIMENTS
-#include "cuda_knobs.h" /* bench/experiments/ */
-#endif
+#include <stdio.h>
 
 /* The CPU's two branches (x >= 0, x < 0) share e = e^-|x|, so both are one
- * expf, one select and one division here: no divergence within a warp,
- * and the same values as the CPU formulas. */
-__device__ __forceinline__ float sigmoid_c(float x) {
-    float e = expf(-fabsf(x));
-    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
-}
-/* silu for x <= -80 (out of line: rare, and its float64 code would raise
- * every kernel's register count). 1 + e^x == 1 here, and e^x is below
+ * exponential, one select and one division here: no divergence within a
+ * warp, and the same values as the CPU formulas.
+ *
+ * Each formula is split in two: main_t, branch-free, right for every input
+ * but the rare ones, and rare_t (out of line) for those (is_rare). A
+ * thread computes main_t for all its elements first, then patches the rare
+ * ones behind a single test (apply_arr): a per-element branch around an
+ * out-of-line call ends a basic block at every element, so the elements'
+ * dependent chains (convert, exponential, division: MUFU latencies) ran one
+ * after another instead of overlapping, at every size (bench/NOTES.md).
+ * Out of line, the rare code's float64 arithmetic also stays out of every
+ * kernel's register count. */
+/* silu for x <= -80 (float32 path). 1 + e^x == 1 here, and e^x is below
  * float32's normal range (or nearly): x e^x in float64, rounded once. (The
  * CPU's (x h) h with h = e^(x/2) would carry twice the 2-ulp error of
  * CUDA's expf.) */
@@ -43,21 +40,26 @@ __device__ __noinline__ float silu_neg_tail(float x) {
     if (x == -INFINITY) return -0.0f;
     return (float)((double)x * exp((double)x));
 }
-__device__ __forceinline__ float silu_c(float x) {
-    if (x <= -80.0f) return silu_neg_tail(x);
+/* silu for x <= -700 (float64 path). */
+__device__ __noinline__ double silu_neg_tail(double x) {
+    if (x == -INFINITY) return -0.0;
+    double h = exp(0.5 * x);
+    return (x * h) * h;
+}
+__device__ __forceinline__ float sigmoid_c(float x) {
+    float e = expf(-fabsf(x));
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+__device__ __forceinline__ float silu_main(float x) {
     float e = expf(-fabsf(x));
     return (x >= 0.0f ? x : x * e) / (1.0f + e);
 }
+__device__ __forceinline__ float silu_c(float x) { return x <= -80.0f ? silu_neg_tail(x) : silu_main(x); }
 __device__ __forceinline__ double sigmoid_c(double x) {
     double e = exp(-fabs(x));
     return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
 }
-__device__ __forceinline__ double silu_c(double x) {
-    if (x <= -700.0) {
-        if (x == -INFINITY) return -0.0;
-        double h = exp(0.5 * x);
-        return (x * h) * h;
-    }
+__device__ __forceinline__ double silu_main(double x) {
     double e = exp(-fabs(x));
     return (x >= 0.0 ? x : x * e) / (1.0 + e);
 }
@@ -69,74 +71,167 @@ __device__ __forceinline__ double silu_c(double x) {
  * within a few float32 ulp, three orders of magnitude under half an ulp of
  * the output type (2^-9 relative for BF16, 2^-12 for F16), so the rounded
  * output stays within 1 ulp of the exact value. __expf is relatively
- * accurate to ~2 + 1.5|x| float32 ulp up to |x| = 80; beyond, and for
- * silu's x <= -80 branch, the exact formulas above are used (tiny results
- * are kept: BF16 has float32's exponent range). Same values as the exact
- * path within the output's rounding; about a third of its instructions,
- * which matters: at 2 bytes an element the exact path is issue-bound on
- * H100/H200 (about 30 instructions an element against the ~33 per element
- * the memory rate leaves). */
-/* The rare branches out of line: inlined, their float64 code would set the
- * register count of every kernel (and with it the occupancy). */
+ * accurate to ~2 + 1.5|x| float32 ulp up to |x| = 80; beyond (and NaN),
+ * the exact float32 formulas above are used (tiny results are kept: BF16
+ * has float32's exponent range). Same values as the exact path within the
+ * output's rounding; about a third of its instructions, which matters: at
+ * 2 bytes an element the exact path is issue-bound on H100/H200 (about 30
+ * instructions an element against the ~33 per element the memory rate
+ * leaves). */
 __device__ __noinline__ float sigmoid_rare(float x) { return sigmoid_c(x); }
 __device__ __noinline__ float silu_rare(float x) { return silu_c(x); }
 __device__ __forceinline__ float sigmoid_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return sigmoid_rare(x); /* also NaN */
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? 1.0f : e, 1.0f + e);
 }
 __device__ __forceinline__ float silu_fast(float x) {
-    if (!(fabsf(x) < 80.0f)) return silu_rare(x);
     float e = __expf(-fabsf(x));
     return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
 }
 
-template <int KIND, typename C> __device__ __forceinline__ C apply(C x) {
-    return KIND == INFINIOP_UNARY_SILU ? silu_c(x) : sigmoid_c(x);
-}
-/* FAST: the half-output formulas (float32 only). */
-template <int KIND, bool FAST> __device__ __forceinline__ float apply_t(float x) {
-    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
-    else return apply<KIND>(x);
-}
-template <int KIND, bool FAST> __device__ __forceinline__ double apply_t(double x) { return apply<KIND>(x); }
+/* The exact formulas out of line (the rare inputs' path). */
+__device__ __noinline__ double sigmoid_rare(double x) { return sigmoid_c(x); }
+__device__ __noinline__ double silu_rare(double x) { return x <= -700.0 ? silu_neg_tail(x) : silu_main(x); }
 
-/* Contiguous, both pointers 16-byte aligned: nvec vectors of V elements,
- * UNROLL vectors a thread (all loads issued before the first store: the
- * compiler cannot move a load above a store that may alias it, so a
- * one-vector loop keeps one load in flight a thread), then the n - nvec * V
- * tail elements. Blocks of blockDim.x * UNROLL vectors; a grid-stride loop
- * over such spans beyond the grid. */
-template <typename T, int KIND, int UNROLL>
+/* Rare inputs. FAST: |x| >= 80 and NaN (beyond __expf's accuracy bound).
+ * Exact paths: also every input whose division could leave the IEEE
+ * division's fast path (a zero, tiny or huge numerator: the compiler's
+ * correctly rounded division checks its operands and calls a slow
+ * subroutine for those, which cost ~0.7 us in a one-element launch where
+ * a zero reached it; bench/NOTES.md). main_t is then evaluated on 1 for
+ * them (apply_arr), so it never takes that subroutine, and the rare path
+ * computes the same exact formula. */
+template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(float x) {
+    const float a = fabsf(x);
+    if constexpr (FAST) return !(a < 80.0f); /* also NaN */
+    else if constexpr (KIND == INFINIOP_UNARY_SILU) return !(a >= 0x1p-60f && a < 0x1p100f) || x < -40.0f;
+    else return !(a < 40.0f); /* e = e^-|x| stays >= 2^-58 */
+}
+template <int KIND, bool FAST> __device__ __forceinline__ float main_t(float x) {
+    if constexpr (FAST) return KIND == INFINIOP_UNARY_SILU ? silu_fast(x) : sigmoid_fast(x);
+    else return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ float rare_t(float x) {
+    return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ bool is_rare(double x) {
+    const double a = fabs(x);
+    if constexpr (KIND == INFINIOP_UNARY_SILU) return !(a >= 0x1p-500 && a < 0x1p500) || x < -300.0;
+    else return !(a < 300.0);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ double main_t(double x) {
+    return KIND == INFINIOP_UNARY_SILU ? silu_main(x) : sigmoid_c(x);
+}
+template <int KIND, bool FAST> __device__ __forceinline__ double rare_t(double x) {
+    return KIND == INFINIOP_UNARY_SILU ? silu_rare(x) : sigmoid_rare(x);
+}
+
+/* One element. */
+template <int KIND, bool FAST, typename C> __device__ __forceinline__ C apply_t(C x) {
+    const bool rare = is_rare<KIND, FAST>(x);
+    const C m = main_t<KIND, FAST>(rare ? C(1) : x);
+    return rare ? rare_t<KIND, FAST>(x) : m;
+}
+/* N elements of a thread, in place: main_t for all (one basic block, the
+ * chains interleaved), then the rare ones behind one test. Lanes without
+ * an element hold 1 (the kernels' fill), not a rare input. */
+template <int KIND, bool FAST, typename C, int N> __device__ __forceinline__ void apply_arr(C (&x)[N]) {
+    C r[N];
+    bool rare = false;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const bool rk = is_rare<KIND, FAST>(x[k]);
+        rare |= rk;
+        r[k] = main_t<KIND, FAST>(rk ? C(1) : x[k]);
+    }
+    if (rare) {
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+            if (is_rare<KIND, FAST>(x[k])) r[k] = rare_t<KIND, FAST>(x[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k) x[k] = r[k];
+}
+/* N storage elements in place through the compute type. */
+template <typename T, int KIND, int N> __device__ __forceinline__ void apply_store(typename T::S (&v)[N]) {
+    typename T::C c[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) c[k] = T::load(v[k]);
+    apply_arr<KIND, IsHalf<T>::value>(c);
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = T::store(c[k]);
+}
+
+/* One access of sizeof(VT) bytes (2, 4, 8 or 16) through an integer
+ * vector type. Stores go through __stwb (st.global.wb, the default cache
+ * policy, as one instruction): a struct of half-type elements assigned as
+ * a whole, or even the integer vector stored by a plain assignment, was
+ * split into 2- and 4-byte stores (seen in the PTX). */
+template <int B> struct RawBits;
+template <> struct RawBits<2> { typedef unsigned short T; };
+template <> struct RawBits<4> { typedef unsigned T; };
+template <> struct RawBits<8> { typedef uint2 T; };
+template <> struct RawBits<16> { typedef uint4 T; };
+template <typename VT> __device__ __forceinline__ VT load_bits(const void *p) {
+    typedef typename RawBits<sizeof(VT)>::T B;
+    const B t = *reinterpret_cast<const B *>(p);
+    VT v;
+    memcpy(&v, &t, sizeof v);
+    return v;
+}
+template <typename VT> __device__ __forceinline__ void store_bits(void *p, const VT &v) {
+    typedef typename RawBits<sizeof(VT)>::T B;
+    B t;
+    memcpy(&t, &v, sizeof t);
+    __stwb(reinterpret_cast<B *>(p), t);
+}
+
+/* VEC: contiguous, both pointers 16-byte aligned: nvec vectors of V
+ * elements, ITEMS vectors a thread (all loads issued before the first
+ * store: the compiler cannot move a load above a store that may alias it,
+ * so a one-vector loop keeps one load in flight a thread), and the
+ * n - nvec * V tail elements by the first threads of block 0, loaded with
+ * the vectors (not after their stores: a second round trip). Blocks of
+ * blockDim.x * ITEMS vectors; the grid covers the tensor (no loop).
+ * ONCE: evict-first cache hints on the vectors (load_once, store_once), for
+ * tensors too large to stay in L2 (plan rule); a smaller output is read
+ * from L2 by the next kernel, and evict-first would give its lines up
+ * first. */
+template <typename T, int KIND, int ITEMS, bool ONCE>
 __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     grid_dependency();
     typedef typename T::S S;
+    typedef Vec<S, VecWidth<T>::value> VT;
     constexpr int V = VecWidth<T>::value;
-    constexpr bool FAST = IsHalf<T>::value;
-    const size_t nvec = n / V;
-    const size_t span = (size_t)blockDim.x * UNROLL;
-    for (size_t base = (size_t)blockIdx.x * span + threadIdx.x; base < nvec; base += (size_t)gridDim.x * span) {
-        Vec<S, V> q[UNROLL];
+    const size_t nvec = n / V, tail = n - nvec * V;
+    const size_t base = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
+    const bool has_tail = blockIdx.x == 0 && threadIdx.x < tail;
+    S t[1] = {T::store(typename T::C(1))};
+    if (has_tail) t[0] = in[nvec * V + threadIdx.x];
+    VT q[ITEMS];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) q[u] = load_once<Vec<S, V>>(in + i * V); /* evict-first: input read once */
-        }
+    for (int u = 0; u < ITEMS; ++u) {
+        const size_t i = base + (size_t)u * blockDim.x;
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) {
+        for (int k = 0; k < V; ++k) q[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
+        if (i < nvec) q[u] = ONCE ? load_once<VT>(in + i * V) : load_bits<VT>(in + i * V);
+    }
 #pragma unroll
-                for (int k = 0; k < V; ++k) q[u].v[k] = T::store(apply_t<KIND, FAST>(T::load(q[u].v[k])));
-                store_once(out + i * V, q[u]);
-            }
+    for (int u = 0; u < ITEMS; ++u) {
+        const size_t i = base + (size_t)u * blockDim.x;
+        apply_store<T, KIND>(q[u].v); /* a vector at a time: V chains together, registers as before */
+        if (i < nvec) {
+            if constexpr (ONCE) store_once(out + i * V, q[u]);
+            else store_bits(out + i * V, q[u]); /* one 16-byte store (RawBits) */
         }
     }
-    const size_t tail = n - nvec * V, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < tail) out[nvec * V + t] = T::store(apply_t<KIND, FAST>(T::load(in[nvec * V + t])));
+    if (has_tail) {
+        apply_store<T, KIND>(t);
+        out[nvec * V + threadIdx.x] = t[0];
+    }
 }
 
-/* Contiguous but not 16-byte aligned. */
+/* FLAT: contiguous, any alignment. */
 template <typename T, int KIND>
 __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, size_t n) {
     grid_dependency();
@@ -145,7 +240,7 @@ __global__ void unary_flat_kernel(typename T::S *out, const typename T::S *in, s
         out[i] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(in[i])));
 }
 
-/* Any layout: offsets of element i from the coalesced shape and strides.
+/* STRIDED: any layout: offsets of element i from the coalesced shape and strides.
  * I is the index type: 32-bit when the element count allows (divisions by
  * the dimension lengths are much cheaper), 64-bit otherwise. */
 template <typename T, int KIND, typename I>
@@ -164,6 +259,93 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
             io += (ptrdiff_t)k * L.in_stride[d];
         }
         out[oo] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(in[io])));
+    }
+}
+
+/* ROWS: the last dimension has unit stride on both sides. W elements an
+ * access (RawVec: W * sizeof(S) bytes, aligned to its size). Blocks are
+ * blockDim.x threads along a row by blockDim.y rows (short rows: several
+ * rows a warp); a block covers the chunks (of W elements) [blockIdx.x *
+ * blockDim.x * ITEMS, ...) of R * blockDim.y rows (R: plan.rows), thread
+ * (x, y) chunks x, x + blockDim.x, ... (coalesced) of rows y, y +
+ * blockDim.y, ... A row whose input offset equals the thread's previous
+ * row's (a broadcast input, stride 0) reuses the results held in
+ * registers: the input is read once per block, not once per row. */
+template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
+    S v[W];
+};
+/* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
+ * vectors, as VEC's large-tensor shape); 16 one-element accesses at 2-byte
+ * types (a cap of 8 left 16 bytes in flight a thread, and sliced bf16 rows
+ * with an odd pitch ran at 65-75% of copy: bench/NOTES.md). */
+__host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
+    return bytes >= 32 ? 1u : 32u / bytes;
+}
+/* Offsets of row r (row-major over every dimension but the last). */
+__device__ __forceinline__ void row_bases(const infiniopEltLayout &L, size_t r, ptrdiff_t *ob, ptrdiff_t *ib) {
+    if (L.ndim == 2) { /* the common case: no division */
+        *ob = (ptrdiff_t)r * L.out_stride[0], *ib = (ptrdiff_t)r * L.in_stride[0];
+        return;
+    }
+    ptrdiff_t o = 0, i = 0;
+    if (L.n <= 0xffffffffu) { /* 32-bit divisions: a 64-bit one is a long subroutine */
+        uint32_t r32 = (uint32_t)r;
+        for (int d = L.ndim - 2; d >= 0; --d) {
+            const uint32_t len = (uint32_t)L.shape[d], k = r32 % len;
+            r32 /= len;
+            o += (ptrdiff_t)k * L.out_stride[d];
+            i += (ptrdiff_t)k * L.in_stride[d];
+        }
+    } else {
+        for (int d = L.ndim - 2; d >= 0; --d) {
+            const size_t k = r % L.shape[d];
+            r /= L.shape[d];
+            o += (ptrdiff_t)k * L.out_stride[d];
+            i += (ptrdiff_t)k * L.in_stride[d];
+        }
+    }
+    *ob = o, *ib = i;
+}
+template <typename T, int KIND, int W, int ITEMS>
+__global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R,
+                                                            typename T::S *out, const typename T::S *in) {
+    grid_dependency();
+    typedef typename T::S S;
+    typedef RawVec<S, W> VT;
+    const size_t ncols = L.shape[L.ndim - 1], nchunks = ncols / W, nrows = L.n / ncols;
+    const size_t c0 = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
+    if (c0 >= nchunks) return; /* (no barriers: nothing waits for this thread) */
+    const size_t span = (size_t)R * blockDim.y, rb = (size_t)blockIdx.y * span;
+    const size_t r1 = rb + span < nrows ? rb + span : nrows;
+    VT y[ITEMS];
+    ptrdiff_t prev = 0;
+    for (size_t r = rb + threadIdx.y; r < r1; r += blockDim.y) {
+        ptrdiff_t ob, ib;
+        row_bases(L, r, &ob, &ib);
+        if (r == rb + threadIdx.y || ib != prev) {
+            S z[ITEMS * W];
+#pragma unroll
+            for (int u = 0; u < ITEMS; ++u) {
+                const size_t c = c0 + (size_t)u * blockDim.x;
+                VT x;
+#pragma unroll
+                for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
+                if (c < nchunks) x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+#pragma unroll
+                for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
+            }
+            apply_store<T, KIND>(z);
+#pragma unroll
+            for (int u = 0; u < ITEMS; ++u)
+#pragma unroll
+                for (int k = 0; k < W; ++k) y[u].v[k] = z[u * W + k];
+            prev = ib;
+        }
+#pragma unroll
+        for (int u = 0; u < ITEMS; ++u) {
+            const size_t c = c0 + (size_t)u * blockDim.x;
+            if (c < nchunks) store_bits(out + ob + (ptrdiff_t)(c * W), y[u]);
+        }
     }
 }
 
@@ -188,18 +370,33 @@ __device__ __forceinline__ size_t tile_planes(const infiniopEltLayout &L, int p,
 __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
                                            ptrdiff_t *ob) {
     ptrdiff_t i = 0, o = 0;
+    if (L.ndim == 2) { /* one plane */
+        *ib = 0, *ob = 0;
+        return;
+    }
+    const bool small = L.n <= 0xffffffffu; /* 32-bit divisions (as row_bases) */
     for (int d = L.ndim - 1; d >= 0; --d) {
         if (d == p || d == q) continue;
-        const size_t k = bi % L.shape[d];
-        bi /= L.shape[d];
+        size_t k;
+        if (small) {
+            const uint32_t len = (uint32_t)L.shape[d];
+            k = (uint32_t)bi % len;
+            bi = (uint32_t)bi / len;
+        } else {
+            k = bi % L.shape[d];
+            bi /= L.shape[d];
+        }
         i += (ptrdiff_t)k * L.in_stride[d];
         o += (ptrdiff_t)k * L.out_stride[d];
     }
     *ib = i, *ob = o;
 }
+/* Four blocks a multiprocessor (64 registers; three for F64, whose 16
+ * doubles a thread spill at 64): the loads of one block's phase are all
+ * that is in flight while another stores. */
 template <typename T, int KIND>
-__global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p,
-                                                         typename T::S *out, const typename T::S *in) {
+__global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 3 : 4)
+    unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::C C;
     __shared__ C tile[TILE][TILE + 1];
@@ -219,12 +416,14 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const size_t pp = p0 + tx + 32 * i, qq = q0 + ty + 8 * j;
-                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)0;
+                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)1;
             }
+        apply_arr<KIND, IsHalf<T>::value>(v[0]);
+        apply_arr<KIND, IsHalf<T>::value>(v[1]);
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = apply_t<KIND, IsHalf<T>::value>(v[i][j]);
+            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = v[i][j];
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < 2; ++i)
@@ -237,7 +436,7 @@ __global__ void __launch_bounds__(256) unary_tile_kernel(const __grid_constant__
     }
 }
 
-/* The transposing path with 16-byte vectors on both sides (plan: tile_vec;
+/* TRANSPOSE_VEC: the transposing path with 16-byte vectors on both sides (plan rule:
  * both extents along p and q and every other stride a multiple of the
  * vector width V, both pointers 16-byte aligned), without shared memory:
  * a thread loads V input vectors (V consecutive p, at V consecutive q) and
@@ -275,45 +474,73 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
             VT o;
 #pragma unroll
             for (int k = 0; k < V; ++k) forget(v[k]); /* convert in each step: no float copies of the block */
+            S z[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) o.v[k] = T::store(apply_t<KIND, IsHalf<T>::value>(T::load(v[k].v[e])));
-            *reinterpret_cast<VT *>(out + ob + (ptrdiff_t)(pp + e) * osp + qq) = o;
+            for (int k = 0; k < V; ++k) z[k] = v[k].v[e];
+            apply_store<T, KIND>(z);
+#pragma unroll
+            for (int k = 0; k < V; ++k) o.v[k] = z[k];
+            store_bits(out + ob + (ptrdiff_t)(pp + e) * osp + qq, o); /* one 16-byte store (RawBits) */
         }
     }
+}
+
+/* ROWS with W elements an access: the plan's items are 1 (latency shape)
+ * or rows_items(W * sizeof(S)). */
+template <typename T, int KIND, int W>
+static cudaError_t launch_rows(const infiniopEltLayout &L, const infiniopCudaEltLaunch &l, dim3 grid, bool pdl,
+                               typename T::S *o, const typename T::S *x, cudaStream_t stream) {
+    constexpr int FULL = (int)rows_items(W * sizeof(typename T::S));
+    auto kernel = l.items == 1 ? unary_rows_kernel<T, KIND, W, 1> : unary_rows_kernel<T, KIND, W, FULL>;
+    return infiniop_cuda_launch(kernel, grid, dim3(l.lanes, l.threads / l.lanes), 0, stream, 1u, pdl, L, l.rows, o, x);
 }
 
 template <typename T, int KIND>
 static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *in, cudaStream_t stream) {
     typedef typename T::S S;
     const infiniopEltLayout &L = info->layout;
-    dim3 grid(info->cuda.grid), block(info->cuda.threads);
+    const infiniopCudaEltPlan &P = info->cuda;
+    const bool aligned = P.align == 0 || (((uintptr_t)out | (uintptr_t)in) % P.align == 0);
+    const infiniopCudaEltLaunch &l = aligned ? P.aligned : P.unaligned;
+    const dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.threads);
     S *o = (S *)out;
     const S *x = (const S *)in;
-    const bool pdl = info->cuda.pdl;
-    if (L.contiguous) {
-        if (!infiniop_aligned16(out) || !infiniop_aligned16(in))
-            return infiniop_cuda_launch(unary_flat_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, o, x, L.n);
-        const unsigned u = info->cuda.unroll;
-        auto kernel = u == 2 ? unary_vec_kernel<T, KIND, 2> : u == 8 ? unary_vec_kernel<T, KIND, 8>
-                                                                    : unary_vec_kernel<T, KIND, 4>;
+    const bool pdl = P.pdl;
+    switch (l.kernel) {
+    case INFINIOP_CUDA_ELT_VEC: {
+        auto kernel = l.once ? (l.items == 1   ? unary_vec_kernel<T, KIND, 1, true>
+                                : l.items == 2 ? unary_vec_kernel<T, KIND, 2, true>
+                                : l.items == 4 ? unary_vec_kernel<T, KIND, 4, true>
+                                               : unary_vec_kernel<T, KIND, 8, true>)
+                             : (l.items == 1   ? unary_vec_kernel<T, KIND, 1, false>
+                                : l.items == 2 ? unary_vec_kernel<T, KIND, 2, false>
+                                : l.items == 4 ? unary_vec_kernel<T, KIND, 4, false>
+                                               : unary_vec_kernel<T, KIND, 8, false>);
         return infiniop_cuda_launch(kernel, grid, block, 0, stream, 1u, pdl, o, x, L.n);
     }
-    if (info->cuda.tile_p >= 0) {
-        const int p = info->cuda.tile_p, q = L.ndim - 1;
-        size_t nb = L.n / (L.shape[p] * L.shape[q]);
-        const unsigned z = (unsigned)(nb < 65535 ? nb : 65535);
-        if (info->cuda.tile_vec && infiniop_aligned16(out) && infiniop_aligned16(in)) {
-            const size_t tv = TV_EDGE(VecWidth<T>::value);
-            dim3 tg((unsigned)((L.shape[q] + tv - 1) / tv), (unsigned)((L.shape[p] + tv - 1) / tv), z);
-            return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
+    case INFINIOP_CUDA_ELT_FLAT:
+        return infiniop_cuda_launch(unary_flat_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, o, x, L.n);
+    case INFINIOP_CUDA_ELT_ROWS:
+        switch (l.vec) {
+        case 1: return launch_rows<T, KIND, 1>(L, l, grid, pdl, o, x, stream);
+        case 2: return launch_rows<T, KIND, 2>(L, l, grid, pdl, o, x, stream);
+        case 4:
+            if constexpr (sizeof(S) <= 4) return launch_rows<T, KIND, 4>(L, l, grid, pdl, o, x, stream);
+            break;
+        case 8:
+            if constexpr (sizeof(S) <= 2) return launch_rows<T, KIND, 8>(L, l, grid, pdl, o, x, stream);
+            break;
         }
-        dim3 tg((unsigned)((L.shape[q] + TILE - 1) / TILE), (unsigned)((L.shape[p] + TILE - 1) / TILE), z);
-        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, tg, dim3(256), 0, stream, 1u, pdl, L, p, o, x);
+        return cudaErrorInvalidConfiguration;
+    case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
+        return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, o, x);
+    case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
+        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, o, x);
+    case INFINIOP_CUDA_ELT_STRIDED:
+        return infiniop_cuda_launch(l.idx64 ? unary_strided_kernel<T, KIND, size_t> : unary_strided_kernel<T, KIND, uint32_t>,
+                                    grid, block, 0, stream, 1u, pdl, L, o, x);
     }
-    /* 32-bit indices while i + the grid's stride cannot wrap */
-    auto kernel = L.n <= ((size_t)1 << 31) ? unary_strided_kernel<T, KIND, uint32_t>
-                                           : unary_strided_kernel<T, KIND, size_t>;
-    return infiniop_cuda_launch(kernel, grid, block, 0, stream, 1u, pdl, L, o, x);
+    return cudaErrorInvalidConfiguration;
 }
 
 template <typename T>
@@ -322,64 +549,257 @@ static cudaError_t launch_kind(const infiniopUnaryInfo *info, void *out, const v
                                              : launch<T, INFINIOP_UNARY_SIGMOID>(info, out, in, stream);
 }
 
-#define THREADS 256
+/* ---------------------------------------------------------------- the planner
+ * Launch-shape rules (docs/PERFORMANCE.md, "Elementwise plan"), from the
+ * element count, the multiprocessor count and threads a multiprocessor, and
+ * the access width the strides allow; no shape is named:
+ *  - a tensor too small to fill two waves of one access a thread is
+ *    latency-bound: one access a thread, and blocks shrunk (to a warp at
+ *    the least) until the grid has two blocks a multiprocessor, so every
+ *    multiprocessor issues its share of the loads at once;
+ *  - larger ones: two 16-byte vectors (32 bytes) in flight a thread
+ *    (fewer registers than wider unrolling, so more blocks fit a
+ *    multiprocessor; bench/NOTES.md), 128-thread blocks for VEC. */
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+static unsigned clamp_grid(size_t g, size_t cap) { return (unsigned)(g < 1 ? 1 : g > cap ? cap : g); }
+
+/* Threads a block from tmax down to 32 while `work` accesses (one a thread)
+ * give fewer than two blocks a multiprocessor. */
+static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax) {
+    unsigned t = tmax;
+    while (t > 32 && div_up(work, t) < 2 * (size_t)p.sm_count) t /= 2;
+    return t;
+}
+
+static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaProps &p,
+                                      const infiniopCudaEltKnobs &kn) {
+    infiniopCudaEltLaunch l = {};
+    l.kernel = INFINIOP_CUDA_ELT_VEC;
+    l.vec = (unsigned)(16 / es);
+    const size_t nvec = n / l.vec, resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+    if (nvec >= 2 * resident) {
+        l.items = 2, l.threads = 128;
+    } else {
+        l.items = 1, l.threads = spread_threads(nvec, p, 128);
+    }
+    /* evict-first hints only where input and output together exceed half
+     * the L2: smaller ones stay there for the next kernel */
+    l.once = p.l2_bytes && 2 * n * es > p.l2_bytes / 2;
+    if (kn.threads) l.threads = kn.threads;
+    if (kn.items) l.items = kn.items;
+    if (kn.once) l.once = kn.once == 2;
+    if (l.threads < l.vec) l.threads = l.vec; /* block 0 takes the < V tail elements */
+    l.grid[0] = clamp_grid(div_up(nvec, (size_t)l.threads * l.items), 0x7fffffff);
+    l.grid[1] = l.grid[2] = 1;
+    return l;
+}
+
+/* One element a thread, grid-stride: at most 4 blocks' worth of threads a
+ * multiprocessor can hold, per multiprocessor. */
+static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, const infiniopCudaProps &p, unsigned tmax) {
+    infiniopCudaEltLaunch l = {};
+    l.kernel = k;
+    l.vec = l.items = 1;
+    l.threads = spread_threads(n, p, tmax);
+    l.grid[0] = clamp_grid(div_up(n, l.threads), (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / l.threads) * 4);
+    l.grid[1] = l.grid[2] = 1;
+    l.idx64 = n > ((size_t)1 << 31); /* 32-bit indices while i + the grid's stride cannot wrap */
+    return l;
+}
+
+/* ROWS with w elements an access: `lanes` threads along a row (a power of
+ * two covering the row's accesses at `items` a thread, at most 256), the
+ * rest of a 256-thread block on further rows. */
+static unsigned pow2_at_least(size_t v, unsigned cap) {
+    unsigned t = 1;
+    while (t < cap && t < v) t *= 2;
+    return t;
+}
+static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, const infiniopCudaProps &p) {
+    infiniopCudaEltLaunch l = {};
+    l.kernel = INFINIOP_CUDA_ELT_ROWS;
+    l.vec = w;
+    const size_t ncols = L.shape[L.ndim - 1], nrows = L.n / ncols, chunks = ncols / w;
+    const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+    size_t tx, ty, bx, gy, R = 1;
+    if (nrows * chunks < 2 * resident) { /* latency-bound: one access a thread, spread */
+        l.items = 1;
+        tx = pow2_at_least(chunks, 256), ty = 256 / tx;
+        while (tx * ty > 32 && div_up(chunks, tx) * div_up(nrows, ty) < 2 * (size_t)p.sm_count) {
+            if (ty > 1) ty /= 2;
+            else tx /= 2;
+        }
+        bx = div_up(chunks, tx), gy = div_up(nrows, ty);
+    } else {
+        size_t items = rows_items(w * (unsigned)es);
+        tx = pow2_at_least(div_up(chunks, items), 256), ty = 256 / tx;
+        l.items = (unsigned)(div_up(chunks, tx) < items ? div_up(chunks, tx) : items);
+        if (l.items != 1) l.items = rows_items(w * (unsigned)es); /* the kernels: 1 or the full count */
+        bx = div_up(chunks, tx * l.items);
+        /* rows a thread: a grid of about two waves of blocks, each thread
+         * looping over its rows (a broadcast input is then read once per
+         * block) */
+        const size_t waves2 = 2 * (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / 256);
+        gy = div_up(waves2, bx);
+        const size_t gmax = div_up(nrows, ty);
+        if (gy > gmax) gy = gmax;
+        if (gy > 65535) gy = 65535;
+        if (gy < 1) gy = 1;
+        R = div_up(nrows, gy * ty);
+        gy = div_up(nrows, R * ty);
+    }
+    l.lanes = (unsigned)tx;
+    l.threads = (unsigned)(tx * ty);
+    l.rows = (unsigned)R;
+    l.grid[0] = (unsigned)bx;
+    l.grid[1] = (unsigned)gy;
+    l.grid[2] = 1;
+    return l;
+}
+
+static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
+    infiniopCudaEltLaunch l = {};
+    const int q = L.ndim - 1;
+    const size_t nb = L.n / (L.shape[tp] * L.shape[q]);
+    const size_t edge = vec ? 16 * (16 / es) : TILE; /* TV_EDGE(V) or TILE */
+    l.kernel = vec ? INFINIOP_CUDA_ELT_TRANSPOSE_VEC : INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
+    l.threads = 256;
+    l.vec = vec ? (unsigned)(16 / es) : 1;
+    l.items = 1;
+    l.grid[0] = (unsigned)div_up(L.shape[q], edge);
+    l.grid[1] = (unsigned)div_up(L.shape[tp], edge);
+    l.grid[2] = (unsigned)(nb < 65535 ? nb : 65535);
+    return l;
+}
 
 extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int device_id) {
     infiniopCudaProps p;
     infiniStatus_t st = infiniop_cuda_device_props(device_id, &p);
     if (st != INFINI_STATUS_SUCCESS) return st;
     const infiniopEltLayout &L = info->layout;
-    size_t n = L.n;
-    /* The transposing path: the output's last dimension has unit stride,
-     * the input's does not, and another dimension p has the input's unit
-     * stride; tiles of 64 along both (grid y holds the p tiles). */
-    info->cuda.tile_p = -1;
-    if (!L.contiguous && L.ndim >= 2 && L.out_stride[L.ndim - 1] == 1 && L.in_stride[L.ndim - 1] != 1 &&
-        L.shape[L.ndim - 1] >= 8) {
-        for (int d = 0; d < L.ndim - 1; ++d)
-            if (L.in_stride[d] == 1 && L.shape[d] >= 8 && (L.shape[d] + 63) / 64 <= 65535) {
-                info->cuda.tile_p = d;
-                break;
-            }
-    }
-    /* 16-byte vectors on both sides of the tile: the extents along p and q
-     * and every other dimension's strides (in elements) multiples of V */
-    info->cuda.tile_vec = false;
-    if (info->cuda.tile_p >= 0) {
-        const int tp = info->cuda.tile_p, tq = L.ndim - 1;
-        const size_t V = 16 / infiniop_dtype_size(info->dtype);
-        bool ok = L.shape[tp] % V == 0 && L.shape[tq] % V == 0 && (L.shape[tp] + 16 * V - 1) / (16 * V) <= 65535;
-        for (int d = 0; d < L.ndim && ok; ++d) {
-            if (d != tq && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
-            if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
-        }
-        info->cuda.tile_vec = ok;
-    }
-    /* The contiguous path: blocks of 128 threads, 2 vectors a thread. The
-     * 2-vector kernel needs few registers, so more blocks fit a
-     * multiprocessor and more loads are in flight than with wider
-     * unrolling or larger blocks (bench/NOTES.md). A build with
-     * -DINFINIOP_CUDA_EXPERIMENTS=ON takes them from INFINIOP_CUDA_UNARY
-     * (bench/experiments/cuda_knobs.h) to benchmark the others. */
-    unsigned threads = 128, unroll = 2;
+    const size_t es = infiniop_dtype_size(info->dtype), n = L.n;
+    infiniopCudaEltKnobs kn = {0, 0, 0, 0};
 #ifdef INFINIOP_CUDA_EXPERIMENTS
-    experiment_unary_knobs(&threads, &unroll);
+    infiniop_cuda_experiment_elt_knobs(&kn);
 #endif
-    info->cuda.unroll = unroll;
-    size_t per_thread = L.contiguous ? (size_t)(16 / infiniop_dtype_size(info->dtype)) * unroll : 1;
-    if (!L.contiguous) threads = THREADS;
-    size_t work = (n + per_thread - 1) / per_thread;
-    size_t blocks = (work + threads - 1) / threads;
-    /* Enough blocks to fill every SM many times over (the contiguous path:
-     * every vector its own thread up to 2^20 blocks, so no thread loops);
-     * larger tensors loop. */
-    size_t cap = L.contiguous ? ((size_t)1 << 20) : (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / THREADS) * 4;
-    if (blocks > cap) blocks = cap;
-    if (blocks < 1) blocks = 1;
-    info->cuda.threads = threads;
-    info->cuda.grid = (unsigned)blocks;
-    info->cuda.pdl = infiniop_cuda_pdl(p);
+    infiniopCudaEltPlan P = {};
+    P.tile_p = -1;
+    P.pdl = infiniop_cuda_pdl(p);
+    const int q = L.ndim - 1;
+    if (n == 0) { /* nothing runs (the run call returns first) */
+        P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, 1, p, 32);
+    } else if (L.contiguous) { /* VEC, fallback FLAT */
+        P.aligned = plan_vec(n, es, p, kn);
+        P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_FLAT, n, p, 128);
+        P.align = 16;
+    } else if (L.ndim >= 2 && L.out_stride[q] == 1 && L.in_stride[q] == 1 && L.shape[q] >= 16) {
+        /* ROWS: w the widest access (elements, a power of two, at most 16
+         * bytes) dividing the row length and every row stride of both
+         * tensors */
+        unsigned w = (unsigned)(16 / es);
+        for (; w > 1; w /= 2) {
+            bool ok = L.shape[q] % w == 0;
+            for (int d = 0; d < q && ok; ++d)
+                ok = L.out_stride[d] % (ptrdiff_t)w == 0 && L.in_stride[d] % (ptrdiff_t)w == 0;
+            if (ok) break;
+        }
+        P.aligned = plan_rows(L, es, w, p);
+        P.unaligned = w > 1 ? plan_rows(L, es, 1, p) : P.aligned;
+        P.align = w > 1 ? w * (unsigned)es : 0;
+    } else {
+        /* TRANSPOSE_*: the output's last dimension has unit stride, the
+         * input's does not, and another dimension p has the input's unit
+         * stride; tiles of 64 (16 V with vectors) along both (grid y holds
+         * the p tiles) */
+        if (L.ndim >= 2 && L.out_stride[q] == 1 && L.in_stride[q] != 1 && L.shape[q] >= 8) {
+            for (int d = 0; d < q; ++d)
+                if (L.in_stride[d] == 1 && L.shape[d] >= 8 && div_up(L.shape[d], TILE) <= 65535) {
+                    P.tile_p = d;
+                    break;
+                }
+        }
+        if (P.tile_p >= 0) {
+            /* 16-byte vectors on both sides: the extents along p and q and
+             * every other dimension's strides (in elements) multiples of V */
+            const int tp = P.tile_p;
+            const size_t V = 16 / es;
+            bool ok = L.shape[tp] % V == 0 && L.shape[q] % V == 0;
+            for (int d = 0; d < L.ndim && ok; ++d) {
+                if (d != q && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
+                if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
+            }
+            /* the tiled kernels only for tensors of at least two waves of
+             * one element a thread (the latency-bound limit of plan_vec
+             * and plan_rows): a tile's thread carries 16 (TILE) to V * V
+             * elements and the tiles of a small tensor leave
+             * multiprocessors idle; below, STRIDED, one element a thread,
+             * every load in flight at once (bench/NOTES.md: 1.3-2.4x
+             * faster than the tiles up to 270 K elements, 3x slower from
+             * 1 M) */
+            const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+            infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
+            infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
+            int pick = n < 2 * resident ? 2 : ok ? 0 : 1;
+            if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
+            P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
+            P.unaligned = pick == 2 ? st : tt;
+            P.align = pick == 0 ? 16 : 0;
+            if (pick == 2) P.tile_p = -1;
+        } else {
+            P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
+            P.align = 0;
+        }
+    }
+    info->cuda = P;
     return INFINI_STATUS_SUCCESS;
+}
+
+static const char *elt_kernel_name(infiniopCudaEltKernel k) {
+    switch (k) {
+    case INFINIOP_CUDA_ELT_VEC: return "vec";
+    case INFINIOP_CUDA_ELT_FLAT: return "flat";
+    case INFINIOP_CUDA_ELT_ROWS: return "rows";
+    case INFINIOP_CUDA_ELT_TRANSPOSE_VEC: return "transpose-vec";
+    case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: return "transpose-tile";
+    case INFINIOP_CUDA_ELT_STRIDED: return "strided";
+    }
+    return "?";
+}
+
+static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, size_t n) {
+    int k = snprintf(b, n, "%s threads=%u grid=%u,%u,%u", elt_kernel_name(l.kernel), l.threads, l.grid[0], l.grid[1],
+                     l.grid[2]);
+    if (k < 0 || (size_t)k >= n) return k;
+    int m = 0;
+    switch (l.kernel) {
+    case INFINIOP_CUDA_ELT_VEC:
+        m = snprintf(b + k, n - k, " vec=%u items=%u%s", l.vec, l.items, l.once ? " evict-first" : "");
+        break;
+    case INFINIOP_CUDA_ELT_ROWS:
+        m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u", l.lanes, l.threads / l.lanes, l.vec, l.items,
+                     l.rows);
+        break;
+    case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
+    case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: m = snprintf(b + k, n - k, " p=%d", tile_p); break;
+    case INFINIOP_CUDA_ELT_STRIDED: m = snprintf(b + k, n - k, "%s", l.idx64 ? " idx64" : ""); break;
+    default: break;
+    }
+    return m < 0 ? m : k + m;
+}
+
+extern "C" void infiniop_cuda_elt_plan_text(const infiniopCudaEltPlan *plan, char *buf, size_t n) {
+    if (!n) return;
+    buf[0] = 0;
+    int k = describe_launch(plan->aligned, plan->tile_p, buf, n);
+    if (k >= 0 && (size_t)k < n && plan->align) {
+        int m = snprintf(buf + k, n - k, " (pointers not %u-byte aligned: ", plan->align);
+        if (m >= 0 && (size_t)(k + m) < n) {
+            k += m;
+            m = describe_launch(plan->unaligned, plan->tile_p, buf + k, n - k);
+            if (m >= 0 && (size_t)(k + m) < n) k += m, k += snprintf(buf + k, n - k, ")");
+        }
+    }
+    if (k >= 0 && (size_t)k < n && plan->pdl) snprintf(buf + k, n - k, " pdl");
 }
 
 extern "C" infiniStatus_t infiniop_unary_cuda(const infiniopUnaryInfo *info, int device_id, void *out,

@@ -40,8 +40,7 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     const infiniopCpuWork work = {info.layout.n, 2 * info.layout.n * infiniop_dtype_size(dt)};
     infiniopDescribe describe = {out, infiniop_cpu_describe, &work};
 #ifdef INFINIOP_WITH_CUDA
-    const infiniopCudaEltDescribe elt = {&info.cuda, info.layout.contiguous};
-    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_elt, describe.ctx = &elt;
+    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_elt, describe.ctx = &info.cuda;
 #endif
     return infiniop_create_finish(op, handle, sizeof(infiniopUnaryDescriptor), offsetof(infiniopUnaryDescriptor, info),
                                   &info, sizeof info, &describe, desc_ptr);

@@ -1,0 +1,36 @@
+/*
+ * bench/experiments/cuda_elt_knobs.c - environment overrides of the
+ * elementwise (silu, sigmoid) CUDA plan, for benchmarking variants without
+ * recompiling (scripts/gpu-variants.sh). Compiled into the library only by
+ * a build configured with -DINFINIOP_CUDA_EXPERIMENTS=ON; the planner
+ * (src/ops/unary/cuda.cu) calls it once per descriptor and a release build
+ * reads none of these variables.
+ *
+ *   INFINIOP_CUDA_UNARY=threads,items  the contiguous VEC kernel's block
+ *                                      size (32..512, a power of two) and
+ *                                      vectors a thread (1, 2, 4, 8)
+ *   INFINIOP_CUDA_UNARY_ONCE=0|1       VEC without (0) or with (1) the
+ *                                      evict-first cache hints, whatever
+ *                                      the size
+ *   INFINIOP_CUDA_UNARY_VIEW=vec|tile|strided
+ *                                      the kernel of a transposing view
+ *                                      (vec: TRANSPOSE_VEC where allowed,
+ *                                      else TRANSPOSE_TILE)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/plan.h"
+
+void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
+    const char *e = getenv("INFINIOP_CUDA_UNARY");
+    unsigned t = 0, u = 0;
+    if (e && sscanf(e, "%u,%u", &t, &u) == 2 && t >= 32 && t <= 512 && (t & (t - 1)) == 0 &&
+        (u == 1 || u == 2 || u == 4 || u == 8))
+        knobs->threads = t, knobs->items = u;
+    const char *o = getenv("INFINIOP_CUDA_UNARY_ONCE");
+    if (o && (o[0] == '0' || o[0] == '1') && o[1] == 0) knobs->once = o[0] == '1' ? 2u : 1u;
+    const char *v = getenv("INFINIOP_CUDA_UNARY_VIEW");
+    if (v) knobs->view = !strcmp(v, "vec") ? 1u : !strcmp(v, "tile") ? 2u : !strcmp(v, "strided") ? 3u : 0u;
+}
