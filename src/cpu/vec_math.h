@@ -98,9 +98,9 @@ INFINIOP_ALWAYS_INLINE vf v_exp2_half_256(vf tv) {
 #endif
 /* v_exp_neg, and with half = true (FMA passes only; a compile-time
  * constant) for results rounded to a half type: the degree-4 polynomial
- * (AVX2: 2^-18.4 relative), or v_exp2_half_512 (AVX-512: 2^-17.2), as
- * measured
- * (tests/test_vec.c). */
+ * (AVX2: 2^-18.4 relative; with under, v_exp2_half_256 of RN(x log2e):
+ * 2^-17.3, the product's rounding included), or
+ * v_exp2_half_512 (AVX-512: 2^-17.2), as measured (tests/test_vec.c). */
 /* v_exp_neg_hu(x, half, under): under = false (a compile-time constant)
  * promises x >= -87.3365 (no result below 2^-126) and drops the
  * underflow clamp and select of the AVX2 and generic passes (AVX-512
@@ -120,6 +120,12 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_hu(vf x, bool half, bool under) {
     /* p 2^n, n >= -150: gradual underflow, one rounding */
     return (vf)_mm512_scalef_ps((__m512)v_exp_poly((vf)r, half), n);
 #else
+#if V_FMA && VL == 8
+    /* half outputs with the underflow clamp (sigmoid): 2^(x log2e) by
+     * v_exp2_half_256, whose clamp gives 0 below 2^-126.5 with no compare
+     * or select (12 operations where the steps below take 17) */
+    if (half && under) return v_exp2_half_256(x * v_splat(log2e));
+#endif
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */
     if (under) x = v_sel(underflow, v_splat(-87.3365448f), x); /* NaN stays NaN */
     vf t = x * log2e + shifter;
