@@ -295,8 +295,10 @@ INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool str
 #define SM_Y(jj) (e ? v_load(e + (jj), INFINI_DTYPE_F32) : sm_exp(v_load(V_CAT(xr, t, (jj)), t), m, c, half))
 /* e in [0, 1] after the maximum; up to e^88.7 after SM_HEAD's shift */
 #define SM_DIV(v) (half ? (v) * rcp : v_div_nonneg((v), dv, !SM_HEAD))
-    /* a finite sum: no e is NaN (a NaN x makes the sum NaN), nor any output */
-    if (isfinite(s->total)) {
+    /* a finite sum: no e is NaN (a NaN x makes the sum NaN), nor any
+     * output; AVX2 and generic only (the AVX-512 loop, one copy, measured
+     * 6-9% slower split in two) */
+    if (VL == 8 && isfinite(s->total)) {
         for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
             vf a = SM_Y(j), b = SM_Y(j + VL);
             v_put2_nonan(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
@@ -329,8 +331,12 @@ INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool str
 
 /* sm_out with stream and "e holds the row" as compile-time constants: the
  * loops test neither (GCC left both tests in the AVX2 output loop, 4 of
- * its 25 instructions a BF16 pair). */
+ * its 25 instructions a BF16 pair); AVX2 and generic only. */
 INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) {
+    if (VL == 16) { /* AVX-512: one copy, as measured faster (bench/NOTES.md) */
+        sm_out_k(s, t, stream, s->e != NULL);
+        return;
+    }
     if (s->e) {
         if (stream) sm_out_k(s, t, true, true);
         else sm_out_k(s, t, false, true);
