@@ -60,6 +60,8 @@ INFINIOP_ALWAYS_INLINE vu v_selu(vi m, vu a, vu b) { return (a & (vu)m) | (b & ~
 INFINIOP_ALWAYS_INLINE vf v_max(vf a, vf b) {
 #if defined(__AVX512F__) && VL == 16
     return (vf)_mm512_max_ps((__m512)a, (__m512)b);
+#elif defined(__AVX__) && VL == 8
+    return (vf)_mm256_max_ps((__m256)a, (__m256)b); /* GCC made the select a compare and a vpblendvb */
 #else
     return v_sel(a > b, a, b);
 #endif

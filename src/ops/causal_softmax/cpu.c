@@ -30,13 +30,18 @@
  * FMA forms t = x log2e - c, c = RN(m log2e) (the caller's scalar), and
  * 2^t by v_exp2_half_512: c's rounding shifts every t of the row by the
  * same amount, a common factor that the division by the row's sum cancels
- * (it is softmax with m' = c / log2e). x = -inf gives 0.
+ * (it is softmax with m' = c / log2e). x = -inf gives 0. AVX2: the same
+ * t by one FMA and 2^t by v_exp2_half_256 (x <= m: t is at most c's
+ * rounding error above 0, inside its t <= 127).
  * Elsewhere v_exp_neg_h(x - m, true). */
 INFINIOP_ALWAYS_INLINE vf v_exp_shifted_half(vf x, float m, float c) {
 #if V_FMA && VL == 16
     (void)m;
     __m512 t = _mm512_fmsub_ps((__m512)x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(c));
     return (vf)v_exp2_half_512(t); /* t = -inf (x = -inf): 0; NaN stays NaN */
+#elif V_FMA && VL == 8
+    (void)m;
+    return v_exp2_half_256((vf)_mm256_fmsub_ps((__m256)x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(c)));
 #else
     (void)c;
     return v_exp_neg_h(x - m, true);
@@ -270,11 +275,11 @@ INFINIOP_ALWAYS_INLINE void sm_stats(smrow_t *a, smrow_t *b, infiniDtype_t t) {
 /* y = e / total over the visible columns, zeros over the masked ones; a
  * row whose maximum is not finite (+inf, or every visible entry -inf or
  * NaN) is NaN over its visible part, as the scalar formulas give. */
-INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) {
+INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool stream, bool ebuf) {
     const bool half = t != INFINI_DTYPE_F32;
     const void *xr = s->x;
     void *yr = s->y;
-    const float *e = s->e;
+    const float *e = ebuf ? s->e : NULL;
     float m = s->m;
     size_t n = s->n, T = s->T, j;
     if (!isfinite(m)) {
@@ -290,9 +295,19 @@ INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool strea
 #define SM_Y(jj) (e ? v_load(e + (jj), INFINI_DTYPE_F32) : sm_exp(v_load(V_CAT(xr, t, (jj)), t), m, c, half))
 /* e in [0, 1] after the maximum; up to e^88.7 after SM_HEAD's shift */
 #define SM_DIV(v) (half ? (v) * rcp : v_div_nonneg((v), dv, !SM_HEAD))
-    for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
-        vf a = SM_Y(j), b = SM_Y(j + VL);
-        v_put2(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
+    /* a finite sum: no e is NaN (a NaN x makes the sum NaN), nor any
+     * output; AVX2 and generic only (the AVX-512 loop, one copy, measured
+     * 6-9% slower split in two) */
+    if (VL == 8 && isfinite(s->total)) {
+        for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
+            vf a = SM_Y(j), b = SM_Y(j + VL);
+            v_put2_nonan(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
+        }
+    } else {
+        for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
+            vf a = SM_Y(j), b = SM_Y(j + VL);
+            v_put2(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
+        }
     }
     for (; j + VL <= n; j += VL) v_put(V_AT(yr, t, j), t, SM_DIV(SM_Y(j)), stream);
 #undef SM_Y
@@ -312,6 +327,23 @@ INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool strea
     for (; j + 2 * VL <= T; j += 2 * VL) v_put_zeros2(V_AT(yr, t, j), t, stream);
     for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
     if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
+}
+
+/* sm_out with stream and "e holds the row" as compile-time constants: the
+ * loops test neither (GCC left both tests in the AVX2 output loop, 4 of
+ * its 25 instructions a BF16 pair); AVX2 and generic only. */
+INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) {
+    if (VL == 16) { /* AVX-512: one copy, as measured faster (bench/NOTES.md) */
+        sm_out_k(s, t, stream, s->e != NULL);
+        return;
+    }
+    if (s->e) {
+        if (stream) sm_out_k(s, t, true, true);
+        else sm_out_k(s, t, false, true);
+    } else {
+        if (stream) sm_out_k(s, t, true, false);
+        else sm_out_k(s, t, false, false);
+    }
 }
 
 typedef struct {

@@ -86,9 +86,10 @@ INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane x >= -85 */
 }
 #else
 #define V_SILU_LIMIT 80.0f
-INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { /* every lane |x| <= 80 */
-    return !v_any_gtu((vu)x & 0x7fffffffu, 0x42a00000u);
-}
+/* every lane |x| <= 80: the bits of |x| (below 2^31, so a signed compare
+ * orders them; NaN above +inf's) at most 80's */
+INFINIOP_ALWAYS_INLINE vi v_abs_bits(vf x) { return (vi)((vu)x & 0x7fffffffu); }
+INFINIOP_ALWAYS_INLINE bool v_silu_fast(vf x) { return !v_any(v_abs_bits(x) > 0x42a00000); }
 #endif
 /* v_silu_fast of four vectors at once. */
 INFINIOP_ALWAYS_INLINE bool v_silu_fast4(vf a, vf b, vf c, vf d) {
@@ -101,6 +102,12 @@ INFINIOP_ALWAYS_INLINE bool v_silu_fast4(vf a, vf b, vf c, vf d) {
     k = _mm512_mask_cmp_ps_mask(k, (__m512)c, lim, _CMP_GE_OQ);
     k = _mm512_mask_cmp_ps_mask(k, (__m512)d, lim, _CMP_GE_OQ);
     return _kortestc_mask16_u8(k, k);
+#elif defined(__AVX2__) && VL == 8
+    /* the largest |x| bits of the four (signed max: they are below 2^31),
+     * one compare and one test (four of each took 16 operations) */
+    __m256i m = _mm256_max_epi32(_mm256_max_epi32((__m256i)v_abs_bits(a), (__m256i)v_abs_bits(b)),
+                                 _mm256_max_epi32((__m256i)v_abs_bits(c), (__m256i)v_abs_bits(d)));
+    return _mm256_testz_si256(_mm256_cmpgt_epi32(m, _mm256_set1_epi32(0x42a00000)), _mm256_set1_epi32(-1));
 #else
     return v_silu_fast(a) && v_silu_fast(b) && v_silu_fast(c) && v_silu_fast(d);
 #endif
