@@ -193,6 +193,19 @@ int main(int argc, char **argv) {
         c.inplace = 1;
         make_layouts(&rng, &c, 1);
         run_case(&c, &rng);
+        /* few odd rows in place, columns strided (one element per access
+         * on GPUs: no vectors, no peeling); 13001 columns are past the
+         * shared-memory cache of a row, so the last pass reads x again
+         * where it writes */
+        for (int big = 0; big < 2; big++) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = big ? 13001 : 777; c.lo = -4; c.hi = 4;
+            c.inplace = 1;
+            c.ys[0] = c.xs[0] = 1; c.ys[1] = c.xs[1] = 3; /* (column-major) */
+            run_case(&c, &rng);
+        }
+        memset(&c, 0, sizeof c);
+        c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 3; c.shape[1] = 7; c.shape[2] = 130; c.lo = -4; c.hi = 4;
         c.inplace = 0; c.shape[0] = 0;
         make_layouts(&rng, &c, 1);
         run_case(&c, &rng);

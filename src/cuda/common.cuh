@@ -146,6 +146,8 @@ template <typename S, int V> __device__ __forceinline__ void forget(Vec<S, V> &v
  * returns a value of type R; use(c, r) consumes it. */
 template <int B, typename R, typename Load, typename Use>
 __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t end, Load load, Use use) {
+    /* (not unrolled further: that would multiply the registers of a batch) */
+#pragma unroll 1
     for (size_t c0 = first; c0 < end; c0 += (size_t)B * step) {
         R q[B];
 #pragma unroll
@@ -160,6 +162,25 @@ __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t
         }
     }
 }
+
+/* Loads in flight (the streaming row kernels' rule): every pass that reads
+ * global memory one element per access (V == 1: rows whose length or
+ * strides allow no 16-byte vectors) goes through chunks_batched with
+ * STREAM_BATCH(1, N) chunks a thread, N the global arrays the pass reads
+ * an element (x; a and b; x, w and b): 8 / N rounded up, so that a thread
+ * has at least 8 independent loads in flight instead of one dependent
+ * round trip per element (the compiler does not batch the loads of a
+ * runtime-bounded loop, and stores to outputs that may alias the inputs
+ * forbid hoisting the next loads; bench/NOTES.md has the latencies). Not
+ * 8 chunks whatever N: each chunk in flight holds its 64-bit index and
+ * addresses besides its values, and 8 chunks of two or three arrays spill
+ * under the 64 registers of the 1024-thread launch bounds (ptxas -v); a
+ * kernel whose passes carry more (layer_norm's strided x, z and output)
+ * takes fewer, the most that ptxas compiles without spills. 16-byte vectors
+ * (V > 1) keep one chunk a batch: their loads already carry 16 bytes.
+ * Each element is still read, then written, by one thread, so in-place
+ * calls stay exact. */
+#define STREAM_BATCH(V, N) ((V) == 1 ? (8 + (N) - 1) / (N) : 1)
 
 /* Division of many numerators by one divisor b, correctly rounded, without
  * a division per element: r = RN(1/b) once, then q = RN(a r) and one

@@ -96,6 +96,13 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t D = L.ncols;
     const StreamRows<WARP, V> sr(D, smem);
     const ptrdiff_t ws = info.w_stride;
+    constexpr int U1 = STREAM_BATCH(V, 2), U2 = STREAM_BATCH(V, 3);
+    struct P1 {
+        Vec<S, V> a, b;
+    };
+    struct P2 {
+        float v[V], w[V];
+    };
 
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *ar = a + row_off(L, ARN_A, r);
@@ -103,43 +110,58 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         S *yr = y + row_off(L, ARN_Y, r);
         S *rr = res + row_off(L, ARN_RES, r);
 
+        /* (loads in flight: STREAM_BATCH, cuda/common.cuh) */
         float ss = 0.0f;
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float va[V], vb[V];
-            load_chunk<A, V>(ar + c * V, va);
-            load_chunk<A, V>(br + c * V, vb);
+        chunks_batched<U1, P1>(
+            sr.tid, sr.G, sr.nchunks,
+            [&](size_t c) {
+                P1 p;
+                p.a = load_raw<S, V>(ar + c * V);
+                p.b = load_raw<S, V>(br + c * V);
+                return p;
+            },
+            [&](size_t c, const P1 &p) {
+                float va[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-                va[k] += vb[k];
-                ss += va[k] * va[k];
-            }
-            if (sr.cache) smem_store<V>(sr.cache + c * V, va);
-        }
+                for (int k = 0; k < V; ++k) {
+                    va[k] = A::load(p.a.v[k]) + A::load(p.b.v[k]);
+                    ss += va[k] * va[k];
+                }
+                if (sr.cache) smem_store<V>(sr.cache + c * V, va);
+            });
         ss = group_sum<WARP>(ss, red);
         const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
 
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float v[V], wv[V], o[V];
-            if (sr.cache) {
-                smem_load<V>(sr.cache + c * V, v);
-            } else {
-                float vb[V];
-                load_chunk<A, V>(ar + c * V, v);
-                load_chunk<A, V>(br + c * V, vb);
+        /* r (from the cache or a + b again) and w, U2 chunks at a time,
+         * then the outputs */
+        chunks_batched<U2, P2>(
+            sr.tid, sr.G, sr.nchunks,
+            [&](size_t c) {
+                P2 p;
+                if (sr.cache) {
+                    smem_load<V>(sr.cache + c * V, p.v);
+                } else {
+                    float vb[V];
+                    load_chunk<A, V>(ar + c * V, p.v);
+                    load_chunk<A, V>(br + c * V, vb);
 #pragma unroll
-                for (int k = 0; k < V; ++k) v[k] += vb[k];
-            }
-            if (V > 1 && w_vec) {
-                load_chunk<W, V>(w + c * V, wv);
-            } else {
+                    for (int k = 0; k < V; ++k) p.v[k] += vb[k];
+                }
+                if (V > 1 && w_vec) {
+                    load_chunk<W, V>(w + c * V, p.w);
+                } else {
 #pragma unroll
-                for (int k = 0; k < V; ++k) wv[k] = W::load(w[(ptrdiff_t)(c * V + k) * ws]);
-            }
+                    for (int k = 0; k < V; ++k) p.w[k] = W::load(w[(ptrdiff_t)(c * V + k) * ws]);
+                }
+                return p;
+            },
+            [&](size_t c, const P2 &p) {
+                float o[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) o[k] = v[k] * scale * wv[k];
-            store_chunk<A, V>(rr + c * V, v);
-            store_chunk<A, V>(yr + c * V, o);
-        }
+                for (int k = 0; k < V; ++k) o[k] = p.v[k] * scale * p.w[k];
+                store_chunk<A, V>(rr + c * V, p.v);
+                store_chunk<A, V>(yr + c * V, o);
+            });
     }
 }
 

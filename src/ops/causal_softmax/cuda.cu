@@ -176,6 +176,10 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t Tn = L.ncols;
     const StreamRows<WARP, V> sr(Tn, smem);
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
+    constexpr int U = STREAM_BATCH(V, 1);
+    struct F1 {
+        float v[V];
+    };
 
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *xr = x + row_off(L, CS_X, r);
@@ -183,8 +187,10 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         const size_t n = infiniop_causal_visible(&info, r);
         const size_t vchunks = (n + V - 1) / V; /* chunks holding a visible column */
 
+        /* every pass: U chunks' loads in flight, then their use
+         * (STREAM_BATCH, cuda/common.cuh; 2 for vectors in the first pass) */
         float m = -INFINITY;
-        chunks_batched<2, Vec<S, V>>(
+        chunks_batched<V == 1 ? U : 2, Vec<S, V>>(
             sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
             [&](size_t c, const Vec<S, V> &q) {
                 float v[V];
@@ -195,35 +201,45 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
             });
         m = group_max_nan<WARP>(m, red);
 
-        float sum = 0.0f;
-        for (size_t c = sr.tid; c < vchunks; c += sr.G) {
-            float v[V];
+        /* (chunk c of the cache or of x) */
+        auto fetch = [&](size_t c) {
+            F1 p;
             if (sr.cache)
-                smem_load<V>(sr.cache + c * V, v);
+                smem_load<V>(sr.cache + c * V, p.v);
             else
-                load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
+                load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, p.v);
+            return p;
+        };
+        float sum = 0.0f;
+        chunks_batched<U, F1>(sr.tid, sr.G, vchunks, fetch, [&](size_t c, const F1 &p) {
+            float v[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[k] = p.v[k];
             sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
             if (sr.cache) smem_store<V>(sr.cache + c * V, v);
-        }
+        });
         const float inv = 1.0f / group_sum<WARP>(sum, red);
 
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float v[V];
-            if (c < vchunks) {
-                if (sr.cache) {
-                    smem_load<V>(sr.cache + c * V, v);
+        /* (masked chunks: never loaded) */
+        chunks_batched<U, F1>(
+            sr.tid, sr.G, sr.nchunks,
+            [&](size_t c) {
+                F1 p;
+                if (c < vchunks) p = fetch(c);
+                return p;
+            },
+            [&](size_t c, const F1 &p) {
+                float v[V];
+                if (c < vchunks) {
+#pragma unroll
+                    for (int k = 0; k < V; ++k) v[k] = sr.cache ? p.v[k] : cs_exp(p.v[k] - m);
+                    cs_chunk_out<V>(v, inv, n - c * V);
                 } else {
-                    load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-                    for (int k = 0; k < V; ++k) v[k] = cs_exp(v[k] - m);
+                    for (int k = 0; k < V; ++k) v[k] = 0.0f;
                 }
-                cs_chunk_out<V>(v, inv, n - c * V);
-            } else {
-#pragma unroll
-                for (int k = 0; k < V; ++k) v[k] = 0.0f;
-            }
-            store_chunk<T, V>(yr + (ptrdiff_t)c * V * ys, v);
-        }
+                store_chunk<T, V>(yr + (ptrdiff_t)c * V * ys, v);
+            });
     }
 }
 

@@ -232,32 +232,56 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
                     zs = V == 1 ? L.col_stride[LN_STDZ] : 1;
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const bool has_bias = info.has_bias;
+    /* loads in flight (STREAM_BATCH, cuda/common.cuh): 8 / N would spill
+     * here (strided x, z and output, 64-bit addresses each); the most
+     * that ptxas -v compiles without spills: 6 chunks a thread in the
+     * statistics passes and 3 in the output pass (x, w and b) in the
+     * warp form, 2 and 2 in the block form (its group size is not a
+     * constant, so each chunk's index costs more) */
+    constexpr int U = V == 1 ? (WARP ? 6 : 2) : 1, U3 = V == 1 ? (WARP ? 3 : 2) : 1;
+    struct F1 {
+        float v[V];
+    };
+    struct F3 {
+        float v[V], w[V], b[V];
+    };
 
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *x = in + row_off(L, LN_IN, r);
         S *o = out + row_off(L, LN_OUT, r);
         S *z = stdz + row_off(L, LN_STDZ, r);
 
+        /* every pass: U (U3) chunks' loads in flight, then their use
+         * (STREAM_BATCH, cuda/common.cuh) */
         float sum = 0.0f;
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float v[V];
-            load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+        chunks_batched<U, Vec<S, V>>(
+            sr.tid, sr.G, sr.nchunks, [&](size_t c) { return load_raw<S, V>(x + (ptrdiff_t)c * V * xs); },
+            [&](size_t c, const Vec<S, V> &q) {
+                float v[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) sum += v[k];
-            if (sr.cache) smem_store<V>(sr.cache + c * V, v);
-        }
+                for (int k = 0; k < V; ++k) {
+                    v[k] = T::load(q.v[k]);
+                    sum += v[k];
+                }
+                if (sr.cache) smem_store<V>(sr.cache + c * V, v);
+            });
         const float K = group_sum<WARP>(sum, red) / (float)D; /* the shift: the rounded mean */
 
         float ds[2] = {0.0f, 0.0f};
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float v[V];
-            if (sr.cache)
-                smem_load<V>(sr.cache + c * V, v);
-            else
-                load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
+        chunks_batched<U, F1>(
+            sr.tid, sr.G, sr.nchunks,
+            [&](size_t c) {
+                F1 p;
+                if (sr.cache)
+                    smem_load<V>(sr.cache + c * V, p.v);
+                else
+                    load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, p.v);
+                return p;
+            },
+            [&](size_t, const F1 &p) {
 #pragma unroll
-            for (int k = 0; k < V; ++k) ln_add(v[k], K, ds);
-        }
+                for (int k = 0; k < V; ++k) ln_add(p.v[k], K, ds);
+            });
         ds[0] = group_sum<WARP>(ds[0], red);
         ds[1] = group_sum<WARP>(ds[1], red);
         const LnStats ls = ln_stats<false>(K, ds[0], ds[1], D, 0.0f);
@@ -267,31 +291,38 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         const DivBy div(sd);
         if (sr.tid == 0) stdv[row_off(L, LN_STD, r)] = T::store(sd);
 
-        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
-            float v[V], wv[V], bv[V], zo[V], oo[V];
-            if (sr.cache)
-                smem_load<V>(sr.cache + c * V, v);
-            else
-                load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, v);
-            if (V > 1 && wb_vec) {
-                load_chunk<T, V>(w + c * V, wv);
-                if (has_bias) load_chunk<T, V>(b + c * V, bv);
-            } else {
+        /* x, w and b of U3 chunks, then the outputs */
+        chunks_batched<U3, F3>(
+            sr.tid, sr.G, sr.nchunks,
+            [&](size_t c) {
+                F3 p;
+                if (sr.cache)
+                    smem_load<V>(sr.cache + c * V, p.v);
+                else
+                    load_chunk<T, V>(x + (ptrdiff_t)c * V * xs, p.v);
+                if (V > 1 && wb_vec) {
+                    load_chunk<T, V>(w + c * V, p.w);
+                    if (has_bias) load_chunk<T, V>(b + c * V, p.b);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < V; ++k) {
+                        p.w[k] = T::load(w[(ptrdiff_t)(c * V + k) * wst]);
+                        p.b[k] = has_bias ? T::load(b[(ptrdiff_t)(c * V + k) * bst]) : 0.0f;
+                    }
+                }
+                return p;
+            },
+            [&](size_t c, const F3 &p) {
+                float zo[V], oo[V];
 #pragma unroll
                 for (int k = 0; k < V; ++k) {
-                    wv[k] = T::load(w[(ptrdiff_t)(c * V + k) * wst]);
-                    if (has_bias) bv[k] = T::load(b[(ptrdiff_t)(c * V + k) * bst]);
+                    zo[k] = div(ln_center(ls, p.v[k]));
+                    oo[k] = zo[k] * p.w[k];
+                    if (has_bias) oo[k] += p.b[k];
                 }
-            }
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                zo[k] = div(ln_center(ls, v[k]));
-                oo[k] = zo[k] * wv[k];
-                if (has_bias) oo[k] += bv[k];
-            }
-            store_chunk<T, V>(z + (ptrdiff_t)c * V * zs, zo);
-            store_chunk<T, V>(o + (ptrdiff_t)c * V * os, oo);
-        }
+                store_chunk<T, V>(z + (ptrdiff_t)c * V * zs, zo);
+                store_chunk<T, V>(o + (ptrdiff_t)c * V * os, oo);
+            });
     }
 }
 
