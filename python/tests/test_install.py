@@ -129,7 +129,10 @@ def test_fresh_venv_pip_install(tmp_path):
             dyn = _run(["readelf", "-d", str(x / "infiniop/lib/libinfiniop_torch.so")]).stdout
             assert "libtorch_cpu.so" in dyn and "$ORIGIN" in dyn and torch_site not in dyn, dyn
 
-    _run([str(py), "-m", "pip", "install", "-q", str(wheels[0])], env=env)
+    # --ignore-installed: the outer site (torch's, via outer_site.pth) may hold
+    # this package's Python files (scripts/test.sh installs them there); pip
+    # would take that for this wheel already installed and skip it.
+    _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", str(wheels[0])], env=env)
     code = (
         "import numpy as np, infiniop, sys\n"
         "y = infiniop.sigmoid(np.array([0.0, 2.0, -2.0], np.float32))\n"

@@ -179,7 +179,8 @@ __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t
  * takes fewer, the most that ptxas compiles without spills. 16-byte vectors
  * (V > 1) keep one chunk a batch: their loads already carry 16 bytes.
  * Each element is still read, then written, by one thread, so in-place
- * calls stay exact. */
+ * calls stay exact. causal_softmax's streaming kernel measured slower with
+ * it and takes one chunk (its comment says why). */
 #define STREAM_BATCH(V, N) ((V) == 1 ? (8 + (N) - 1) / (N) : 1)
 
 /* Division of many numerators by one divisor b, correctly rounded, without
