@@ -32,9 +32,10 @@ infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *p) {
 static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
 static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
 
-static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel) {
+static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel,
+                                 bool unit = false) {
     infiniopCudaRowPlan p;
-    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel};
+    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel, unit};
     infiniStatus_t st = infiniop_cuda_plan_rows(0, s, &p);
     CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
     return p;
@@ -52,40 +53,75 @@ static bool is_vec(infiniopCudaRowKernel k) {
 
 enum { SOFTMAX = INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8, LAYER_NORM = INFINIOP_CUDA_REG_LONG };
 
+enum { ADD_RMS_NORM_SHORT = INFINIOP_CUDA_REG_2IN | INFINIOP_CUDA_REG_LONG };
+
 static void named_cases(void) {
     g_dev = H100;
     /* causal_softmax f16 40x777x777: odd T, rows not 16-byte aligned, y like x */
-    infiniopCudaRowPlan p = plan(40 * 777, 777, 8, SOFTMAX, false, true, true);
+    infiniopCudaRowPlan p = plan(40 * 777, 777, 8, SOFTMAX, false, true, true, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL && p.same16, "kernel %d", (int)p.aligned.kernel);
-    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.unaligned.kernel);
+    /* (pointers apart by other than 16 bytes: one element an access, held in registers) */
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar && p.unaligned.items == 4,
+          "kernel %d items %u", (int)p.unaligned.kernel, p.unaligned.items);
     CHECK(p.aligned.smem == 4 * 780 * sizeof(float), "smem %zu (4 rows of 777 rounded to 780 floats)", p.aligned.smem);
     /* bf16 2x16x1500x1500: longer than a warp's rows */
-    p = plan(2 * 16 * 1500, 1500, 8, SOFTMAX, false, true, true);
+    p = plan(2 * 16 * 1500, 1500, 8, SOFTMAX, false, true, true, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL, "kernel %d", (int)p.aligned.kernel);
-    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK, "kernel %d", (int)p.unaligned.kernel);
     /* whole-row vectors win over the peel */
-    p = plan(40 * 768, 768, 8, SOFTMAX, true, true, true);
-    CHECK(is_reg(p.aligned.kernel) && !p.same16, "kernel %d", (int)p.aligned.kernel);
-    /* no peel where the operator does not ask (strides differ, or the norms) */
-    p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && !p.same16, "kernel %d", (int)p.aligned.kernel);
+    p = plan(40 * 768, 768, 8, SOFTMAX, true, true, true, true);
+    CHECK(is_reg(p.aligned.kernel) && !p.aligned.scalar && !p.same16, "kernel %d", (int)p.aligned.kernel);
+    /* no peel where the operator does not ask (strides differ: permuted x) */
+    p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && !p.same16, "kernel %d",
+          (int)p.aligned.kernel);
+    /* softmax f16 12x197x197 permuted: a warp a row, 8 elements a lane (16 held) */
+    p = plan(12 * 197, 197, 8, SOFTMAX, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.scalar && p.aligned.lanes == 32 &&
+              p.aligned.items == 16,
+          "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
+    /* ... and a decode row of odd T takes the register path before the peel */
+    p = plan(7, 1031, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
+              p.aligned.threads == 288 && !p.same16,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* layer_norm bf16 4096x768: 96 vectors a row, a warp each */
-    p = plan(4096, 768, 8, LAYER_NORM, true, true, false);
+    p = plan(4096, 768, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
           "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
-    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.unaligned.kernel);
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar, "kernel %d",
+          (int)p.unaligned.kernel);
     CHECK(p.pdl, "pdl on compute capability 9");
     /* a strided weight: the vector streaming kernel with element-wise weight loads */
-    p = plan(4096, 768, 8, LAYER_NORM, true, false, false);
+    p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_VEC && !p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
+    /* a transposed input (no unit column stride): the one-element streaming kernel */
+    p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP,
+          "kernel %d", (int)p.aligned.kernel);
+    /* add_rms_norm f32 7x777 (odd rows, decode): a block a row of at most 512 threads, 4 elements each */
+    p = plan(7, 777, 4, ADD_RMS_NORM_SHORT, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
+              p.aligned.threads == 224 && p.aligned.early,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
+    /* layer_norm bf16 13x4099: 16 elements a thread, 288 threads */
+    p = plan(13, 4099, 8, LAYER_NORM, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 16 &&
+              p.aligned.threads == 288,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
+    /* layer_norm f16 3x49999: a cluster of 8, 16 elements a thread */
+    p = plan(3, 49999, 8, LAYER_NORM, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.scalar && p.aligned.cluster == 8 &&
+              p.aligned.items == 16 && p.aligned.grid == 24,
+          "kernel %d cluster %u items %u grid %u", (int)p.aligned.kernel, p.aligned.cluster, p.aligned.items,
+          p.aligned.grid);
     /* one long decode row, bf16 1x65536: a cluster of 8 on Hopper ... */
-    p = plan(1, 65536, 8, LAYER_NORM, true, true, false);
+    p = plan(1, 65536, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.cluster == 8 && p.aligned.early,
           "kernel %d cluster %u", (int)p.aligned.kernel, p.aligned.cluster);
     /* ... and no cluster before compute capability 9, nor PDL */
     g_dev = A100;
-    p = plan(1, 65536, 8, LAYER_NORM, true, true, false);
+    p = plan(1, 65536, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.pdl, "kernel %d", (int)p.aligned.kernel);
 }
 
@@ -100,10 +136,11 @@ static void invariants(void) {
             for (size_t nc : cols)
                 for (int ve : {8, 4})
                     for (unsigned fl = 0; fl < 8; ++fl)
-                        for (int bits = 0; bits < 8; ++bits) {
-                            const bool vec = bits & 1, pv = bits & 2, peel = bits & 4;
+                        for (int bits = 0; bits < 16; ++bits) {
+                            const bool vec = bits & 1, pv = bits & 2, peel = bits & 4, unit = bits & 8;
                             if (vec && nc % ve) continue; /* (a vector layout has whole vectors) */
-                            const infiniopCudaRowPlan p = plan(nr, nc, ve, fl, vec, pv, peel);
+                            if ((vec || peel) && !unit) continue; /* (both need unit column strides) */
+                            const infiniopCudaRowPlan p = plan(nr, nc, ve, fl, vec, pv, peel, unit);
                             const infiniopCudaRowLaunch *ls[2] = {&p.aligned, &p.unaligned};
                             for (const infiniopCudaRowLaunch *q : ls) {
                                 CHECK(q->grid >= 1 && q->threads >= 32 && q->threads <= 1024 && q->threads % 32 == 0,
@@ -114,19 +151,36 @@ static void invariants(void) {
                                     const size_t held = q->kernel == INFINIOP_CUDA_ROW_REG_SUB
                                                             ? (size_t)q->lanes * q->items
                                                             : (size_t)q->threads * q->items * q->cluster;
-                                    CHECK(held * (size_t)ve >= nc, "%zux%zu: the group holds %zu vectors", nr, nc,
-                                          held);
+                                    CHECK(held * (q->scalar ? 1 : (size_t)ve) >= nc,
+                                          "%zux%zu: the group holds %zu accesses", nr, nc, held);
+                                    CHECK(q->scalar ? q->items == 1 || q->items == 4 || q->items == 16
+                                                    : q->items == 1 || q->items == 2 || q->items == 4 ||
+                                                          (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB),
+                                          "%zux%zu: items %u (an instance exists)", nr, nc, q->items);
+                                    CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || !q->scalar || q->items == 16,
+                                          "%zux%zu: a one-element cluster of %u items", nr, nc, q->items);
+                                    CHECK(q->threads <= (q->items >= 2 ? 512u : 1024u),
+                                          "%zux%zu: %u threads over the launch bounds", nr, nc, q->threads);
                                     CHECK(q->grid % q->cluster == 0, "%zux%zu: grid %u cluster %u", nr, nc, q->grid,
                                           q->cluster);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
                                           "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
-                                    CHECK(vec && pv, "%zux%zu: register path without vector layout and parameters",
+                                    CHECK(q->scalar ? unit : vec && pv,
+                                          "%zux%zu: register path without its layout (scalar %d)", nr, nc,
+                                          (int)q->scalar);
+                                    CHECK(q->scalar || q == &p.aligned, "%zux%zu: an unaligned launch with vectors",
                                           nr, nc);
                                 }
                             }
-                            CHECK(!is_reg(p.unaligned.kernel) && !is_vec(p.unaligned.kernel) &&
+                            CHECK((!is_reg(p.unaligned.kernel) || p.unaligned.scalar) && !is_vec(p.unaligned.kernel) &&
                                       !is_peel(p.unaligned.kernel),
                                   "%zux%zu: unaligned launch %d uses vectors", nr, nc, (int)p.unaligned.kernel);
+                            /* decode shapes of consecutive elements take a register path (with vectors
+                             * and a strided weight or bias: the vector streaming kernel) */
+                            if (unit && nr < (size_t)d.sm_count && nc <= 4096 && (!vec || pv))
+                                CHECK(is_reg(p.aligned.kernel) && is_reg(p.unaligned.kernel),
+                                      "%zux%zu: decode rows off the register path (%d, %d)", nr, nc,
+                                      (int)p.aligned.kernel, (int)p.unaligned.kernel);
                             CHECK(p.same16 == is_peel(p.aligned.kernel), "%zux%zu: same16", nr, nc);
                             CHECK(!is_peel(p.aligned.kernel) || (peel && !vec), "%zux%zu: peel not asked for", nr, nc);
                             CHECK(!is_vec(p.aligned.kernel) || vec, "%zux%zu: vectors without the layout", nr, nc);

@@ -67,6 +67,13 @@ template <typename S, int V> struct alignas(16) Vec {
     S v[V];
 };
 
+/* W elements of storage type S as one access of W * sizeof(S) bytes,
+ * aligned to its size (Vec without the 16-byte padding: RawVec<S, 1> is
+ * one element). */
+template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
+    S v[W];
+};
+
 /* Load V consecutive elements (V > 1: 16-byte vectors, p 16-byte aligned) or
  * one element (V == 1) as compute-type values. */
 template <typename Dt, int V>
@@ -80,23 +87,42 @@ __device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt:
     }
 }
 
-/* Data a kernel touches once (a row's input and its outputs): 16-byte loads
- * and stores with the evict-first cache hint (ld/st.global.cs), so that
- * they do not push out of the caches what is reused (weight, bias). The
+/* Data a kernel touches once (a row's input and its outputs): loads and
+ * stores with the evict-first cache hint (ld/st.global.cs), so that they
+ * do not push out of the caches what is reused (weight, bias). The
  * accesses stay coherent, so in-place calls are safe. (A few percent on
- * the long-row norms: bench/NOTES.md.) */
+ * the long-row norms: bench/NOTES.md.) VT is a 16-byte vector, or one
+ * element of 2 or 4 bytes (the register path's one-element form). */
 template <typename VT> __device__ __forceinline__ VT load_once(const void *p) {
-    static_assert(sizeof(VT) == 16, "16-byte vectors");
-    const int4 t = __ldcs(reinterpret_cast<const int4 *>(p));
+    static_assert(sizeof(VT) == 16 || sizeof(VT) == 4 || sizeof(VT) == 2, "16-byte vectors or 2-, 4-byte elements");
     VT v;
-    memcpy(&v, &t, 16);
+    if constexpr (sizeof(VT) == 16) {
+        const int4 t = __ldcs(reinterpret_cast<const int4 *>(p));
+        memcpy(&v, &t, 16);
+    } else if constexpr (sizeof(VT) == 4) {
+        const unsigned t = __ldcs(reinterpret_cast<const unsigned *>(p));
+        memcpy(&v, &t, 4);
+    } else {
+        const unsigned short t = __ldcs(reinterpret_cast<const unsigned short *>(p));
+        memcpy(&v, &t, 2);
+    }
     return v;
 }
 template <typename VT> __device__ __forceinline__ void store_once(void *p, const VT &v) {
-    static_assert(sizeof(VT) == 16, "16-byte vectors");
-    int4 t;
-    memcpy(&t, &v, 16);
-    __stcs(reinterpret_cast<int4 *>(p), t);
+    static_assert(sizeof(VT) == 16 || sizeof(VT) == 4 || sizeof(VT) == 2, "16-byte vectors or 2-, 4-byte elements");
+    if constexpr (sizeof(VT) == 16) {
+        int4 t;
+        memcpy(&t, &v, 16);
+        __stcs(reinterpret_cast<int4 *>(p), t);
+    } else if constexpr (sizeof(VT) == 4) {
+        unsigned t;
+        memcpy(&t, &v, 4);
+        __stcs(reinterpret_cast<unsigned *>(p), t);
+    } else {
+        unsigned short t;
+        memcpy(&t, &v, 2);
+        __stcs(reinterpret_cast<unsigned short *>(p), t);
+    }
 }
 
 /* Asks L2 for the line holding p (no register, no wait). */
@@ -132,11 +158,15 @@ template <typename S, int V> __device__ __forceinline__ Vec<S, V> load_raw(const
  * emitted): values it derived from v earlier are then recomputed rather
  * than kept alive, which is what a kernel wants when registers are scarcer
  * than the few instructions a conversion takes. */
-template <typename S, int V> __device__ __forceinline__ void forget(Vec<S, V> &v) {
-    static_assert(sizeof(v) % 4 == 0, "whole 32-bit words");
-    uint32_t *w = reinterpret_cast<uint32_t *>(&v);
+template <typename VT> __device__ __forceinline__ void forget(VT &v) {
+    static_assert(sizeof(v) % 4 == 0 || sizeof(v) == 2, "whole 32-bit words or one 16-bit element");
+    if constexpr (sizeof(v) == 2) {
+        asm volatile("" : "+h"(*reinterpret_cast<unsigned short *>(&v)));
+    } else {
+        uint32_t *w = reinterpret_cast<uint32_t *>(&v);
 #pragma unroll
-    for (int i = 0; i < (int)(sizeof(v) / 4); ++i) asm volatile("" : "+r"(w[i]));
+        for (int i = 0; i < (int)(sizeof(v) / 4); ++i) asm volatile("" : "+r"(w[i]));
+    }
 }
 
 /* Chunks c = first, first + step, ... below end, B at a time: the B loads
@@ -422,12 +452,14 @@ enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_RE
  * reg_flags: INFINIOP_CUDA_REG_* above; vec: the layout allows 16-byte
  * vectors (infiniop_rows_vec_ok below); param_vec: the weight and bias
  * (where the operator has them) have unit stride; peel: the operator has
- * PEEL kernels and the layout allows them (infiniop_rows_peel_ok). */
+ * PEEL kernels and the layout allows them (infiniop_rows_peel_ok); unit:
+ * every row tensor has unit column stride (infiniop_rows_unit_ok: the
+ * register path's one-element form). */
 struct InfiniopRowShape {
     size_t nrows, ncols;
     int vec_elems;
     unsigned reg_flags;
-    bool vec, param_vec, peel;
+    bool vec, param_vec, peel, unit;
 };
 
 /* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the
@@ -466,6 +498,14 @@ static inline bool infiniop_rows_vec_ok(const infiniopRowLayout *L, const int *t
         for (int d = 0; d < L->ndims; ++d)
             if (((size_t)L->stride[d][t] * esize) % 16 != 0) return false;
     }
+    return true;
+}
+
+/* True when the tensors ts[0..n) of a row layout all have unit column
+ * stride (rows of consecutive elements, any row strides). */
+static inline bool infiniop_rows_unit_ok(const infiniopRowLayout *L, const int *ts, int n) {
+    for (int i = 0; i < n; ++i)
+        if (L->col_stride[ts[i]] != 1) return false;
     return true;
 }
 

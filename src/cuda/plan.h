@@ -20,11 +20,14 @@ extern "C" {
  * kernel runs, in the order cuda/plan_rows.cu tries them (the first whose rule
  * holds is the plan; docs/ARCHITECTURE.md lists the rules):
  *   REG_*       the register path (cuda/rows.cuh): each thread holds `items`
- *               16-byte vectors of the row, read once; needs 16-byte layouts
- *               and pointers and unit-stride parameters (weight, bias);
- *               three group forms: `lanes` threads of a warp per row (SUB),
- *               a block per row (BLOCK), a cluster of `cluster` blocks per
- *               row (CLUSTER, Hopper and later);
+ *               accesses of the row, read once: 16-byte vectors (needs
+ *               16-byte layouts and pointers and unit-stride parameters:
+ *               weight, bias) or, `scalar`, one element each (rows with
+ *               unit column stride that are not whole 16-byte vectors, or
+ *               unaligned pointers; parameters of any stride); three group
+ *               forms: `lanes` threads of a warp per row (SUB), a block per
+ *               row (BLOCK), a cluster of `cluster` blocks per row (CLUSTER,
+ *               Hopper and later);
  *   STREAM_*    the streaming kernels (src/ops/<op>/cuda.cu): a warp per
  *               row (WARP, rows of up to 1024 elements) or a block per row
  *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow),
@@ -51,8 +54,9 @@ typedef struct {
     unsigned threads;  /* threads per block */
     unsigned grid;     /* blocks (a multiple of cluster); kernels loop over further rows */
     unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); 1 otherwise */
-    unsigned items;    /* REG_*: 16-byte vectors a thread holds (1, 2, 4; 8 in REG_SUB where the
-                          operator has it) */
+    unsigned items;    /* REG_*: accesses a thread holds: 16-byte vectors (1, 2, 4; 8 in REG_SUB
+                          where the operator has it) or, scalar, elements (1, 4, 16; CLUSTER: 16) */
+    bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
     unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
@@ -89,6 +93,8 @@ typedef struct {
     bool pdl;      /* programmatic dependent launch (every plan, elementwise too) */
     bool early;    /* `early` loads everywhere */
     long prefetch; /* rows of L2 prefetch; < 0: the planner's choice */
+    int scalar;    /* the one-element register path: 0 by the rules, 1 off, 2 only with fewer rows
+                      than SMs */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

@@ -54,7 +54,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -82,34 +82,57 @@ struct RowCtx {
 };
 
 /* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
- * filled, when it takes the shape. */
-static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
+ * filled, when it takes the shape. scalar: the one-element form (each
+ * access one element instead of a 16-byte vector, for rows of unit column
+ * stride that are not whole vectors or whose pointers are not aligned);
+ * the same rules with `acc` = the row's accesses (elements) and items
+ * from {1, 4, 16} rather than {1, 2, 4} (a thread holds at most 16
+ * elements, 32 or 64 bytes an operand: no more registers than 4
+ * vectors), and the byte thresholds (long rows) counted in 16-byte
+ * vectors as before. */
+static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const infiniopCudaProps &p = c.p;
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
     const int vec_elems = c.s.vec_elems;
     const unsigned reg_flags = c.s.reg_flags;
-    if (!c.s.vec || !c.s.param_vec) return false; /* 16-byte layouts and unit-stride parameters only */
-    if (vec_elems <= 1 || ncols % (size_t)vec_elems != 0 || nrows == 0) return false;
-    const size_t vecs = ncols / (size_t)vec_elems;
+    if (nrows == 0 || vec_elems <= 1) return false;
+    if (scalar) {
+        if (!c.s.unit) return false; /* rows of consecutive elements; parameters any stride */
+    } else {
+        if (!c.s.vec || !c.s.param_vec) return false; /* 16-byte layouts and unit-stride parameters only */
+        if (ncols % (size_t)vec_elems != 0) return false;
+    }
+    /* vecs: the row's 16-byte vectors (the rules' measure of length);
+     * acc: its accesses (vectors, or elements in the scalar form) */
+    const size_t vecs = (ncols + (size_t)vec_elems - 1) / (size_t)vec_elems;
+    const size_t acc = scalar ? ncols : vecs;
+    static const size_t its_vec[3] = {1, 2, 4}, its_scalar[3] = {1, 4, 16};
+    const size_t *its = scalar ? its_scalar : its_vec;
     const size_t sms = (size_t)p.sm_count;
     const infiniopCudaRowKnobs &kn = c.kn;
     const int policy = kn.policy;
     if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return false; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
-     * kernel and the rows fill the GPU (fewer rows: blocks spread them). */
-    const size_t warp_vecs = (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
-    /* Fewer rows than SMs: a row of more than 32 vectors is spread over a
-     * block, a vector a thread, rather than held by one warp, whose long
+     * kernel and the rows fill the GPU (fewer rows: blocks spread them);
+     * up to 16 elements a thread in the scalar form. */
+    const size_t warp_acc =
+        scalar ? 32 * its[2] : (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
+    /* Fewer rows than SMs: a row of more than 32 accesses is spread over a
+     * block, an access a thread, rather than held by one warp, whose long
      * dependent chain of instructions would then be the whole latency. */
-    const bool spread = nrows < sms && vecs > 32;
+    const bool spread = nrows < sms && acc > 32;
     infiniopCudaRowLaunch r = {};
+    r.scalar = scalar;
     size_t blocks;
-    if (vecs <= warp_vecs && !spread) {
+    if (acc <= warp_acc && !spread) {
         unsigned lanes = 1;
-        while (lanes < 32 && lanes < vecs) lanes *= 2;
-        size_t items = (vecs + lanes - 1) / lanes;
-        items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
+        while (lanes < 32 && lanes < acc) lanes *= 2;
+        size_t items = (acc + lanes - 1) / lanes;
+        if (scalar)
+            items = items <= 1 ? 1 : items <= 4 ? 4 : 16;
+        else
+            items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
         unsigned threads = 256;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
@@ -121,12 +144,11 @@ static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
     } else {
         const bool latency = nrows < sms || policy == 3;
         size_t items = 0, threads = 0;
-        const size_t order_lat[3] = {1, 2, 4}, order_tp[3] = {4, 2, 1};
-        const size_t forced = kn.items;
-        const size_t kc = kn.cluster && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
+        const size_t forced = kn.items && !scalar ? kn.items : 0;
+        const size_t kc = kn.cluster && !scalar && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
         for (int i = 0; i < 3; ++i) {
-            size_t it = forced ? forced : latency ? order_lat[i] : order_tp[i];
-            size_t t = ((vecs + it * kc - 1) / (it * kc) + 31) / 32 * 32;
+            size_t it = forced ? forced : latency ? its[i] : its[2 - i];
+            size_t t = ((acc + it * kc - 1) / (it * kc) + 31) / 32 * 32;
             /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
              * rather than blocks over 512 threads (a shorter barrier tree
              * and reduction) */
@@ -137,14 +159,15 @@ static bool plan_reg(const RowCtx &c, infiniopCudaRowLaunch *q) {
             break;
         }
         unsigned cl = (unsigned)kc;
-        if (!items) { /* a cluster: up to 8 blocks of 4 vectors a thread */
+        if (!items) { /* a cluster: up to 8 blocks of its[2] accesses a thread */
             if (p.cc_major < 9) return false;
             if (policy == 1 && nrows >= sms) return false; /* clusters lost to streaming with many rows */
-            size_t cn = (vecs + 1023) / 1024;
+            const size_t per = 256 * its[2]; /* a block of 256 threads */
+            size_t cn = (acc + per - 1) / per;
             if (cn > 8) cn = 8;
-            size_t t = ((vecs + 4 * cn - 1) / (4 * cn) + 31) / 32 * 32;
+            size_t t = ((acc + its[2] * cn - 1) / (its[2] * cn) + 31) / 32 * 32;
             if (t > 512) return false;
-            items = 4, threads = t, cl = (unsigned)cn;
+            items = its[2], threads = t, cl = (unsigned)cn;
         }
         r.kernel = cl > 1 ? INFINIOP_CUDA_ROW_REG_CLUSTER : INFINIOP_CUDA_ROW_REG_BLOCK;
         r.items = (unsigned)items;
@@ -228,7 +251,7 @@ struct RowImpl {
 };
 static const RowImpl row_impls[] = {
     {"register path: 16-byte layout and parameters, and plan_reg's rule",
-     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, q); }},
+     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, false, q); }},
     {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
          if (!vec || c.s.ncols > WARP_MAX_COLS) return false;
@@ -240,6 +263,16 @@ static const RowImpl row_impls[] = {
          if (!vec) return false;
          *q = plan_stream(c, false, true);
          return true;
+     }},
+    {"register path, one element an access: unit column strides, plan_reg's rule, and (where the "
+     "peel is allowed) fewer rows than SMs",
+     [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
+         /* Rows that fill the GPU and allow the peel take it (16-byte
+          * vectors for their body); fewer rows than SMs are latency bound,
+          * and the register path reads the row in one round trip. */
+         const int sk = c.kn.scalar;
+         if (sk == 1 || ((peel || sk == 2) && c.s.nrows >= (size_t)c.p.sm_count)) return false;
+         return plan_reg(c, true, q);
      }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
@@ -282,7 +315,8 @@ infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, in
     const bool peel = s.peel && !s.vec;
     q.aligned = choose_row(c, s.vec, peel);
     q.unaligned = s.vec || peel ? choose_row(c, false, false) : q.aligned;
-    q.same16 = peel;
+    q.same16 = q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL ||
+               q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL;
     q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;

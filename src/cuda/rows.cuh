@@ -186,26 +186,42 @@ static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
            q.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER;
 }
 
-/* Chooses the kernel instance for the launch's items and group form (both
- * from the plan) and launches it: returns launch(I, M), I and M
- * std::integral_constant of the items and the mode (decltype(I)::value is
- * a template argument), e.g.
- *     rg_dispatch(q, [&](auto I, auto M) {
- *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value>, q, pdl, stream, ...); });
+/* Chooses the kernel instance for the launch's items, group form and
+ * access width (all from the plan) and launches it: returns launch(I, M,
+ * SC), I and M std::integral_constant<int> of the items and the mode, SC
+ * std::integral_constant<bool>, true for the one-element form (plan.h's
+ * `scalar`: the kernel's V is 1), e.g.
+ *     rg_dispatch(q, [&](auto I, auto M, auto SC) {
+ *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(SC)::value>, q, ...); });
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
- * (INFINIOP_CUDA_REG_WARP8). */
+ * (INFINIOP_CUDA_REG_WARP8). The one-element form holds 1, 4 or 16
+ * elements a thread (a cluster: 16). */
 template <int SUB8 = 4, typename Launch> static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
     const int mode = q.kernel == INFINIOP_CUDA_ROW_REG_SUB     ? RG_SUB
                      : q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ? RG_BLOCK
                                                                : RG_CLUSTER;
-#define RG_CASE(I, M)                                                                                                  \
-    if (q.items == I && mode == M) return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>());
-    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB)
-    RG_CASE(1, RG_SUB) RG_CASE(2, RG_SUB) RG_CASE(4, RG_SUB)
-    RG_CASE(1, RG_BLOCK) RG_CASE(2, RG_BLOCK) RG_CASE(4, RG_BLOCK)
-    RG_CASE(1, RG_CLUSTER) RG_CASE(2, RG_CLUSTER) RG_CASE(4, RG_CLUSTER)
+#define RG_CASE(I, M, SC)                                                                                              \
+    if (q.items == I && mode == M && q.scalar == SC)                                                                   \
+        return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                              \
+                      std::integral_constant<bool, SC>());
+    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false)
+    RG_CASE(1, RG_SUB, false) RG_CASE(2, RG_SUB, false) RG_CASE(4, RG_SUB, false)
+    RG_CASE(1, RG_BLOCK, false) RG_CASE(2, RG_BLOCK, false) RG_CASE(4, RG_BLOCK, false)
+    RG_CASE(1, RG_CLUSTER, false) RG_CASE(2, RG_CLUSTER, false) RG_CASE(4, RG_CLUSTER, false)
+    RG_CASE(1, RG_SUB, true) RG_CASE(4, RG_SUB, true) RG_CASE(16, RG_SUB, true)
+    RG_CASE(1, RG_BLOCK, true) RG_CASE(4, RG_BLOCK, true) RG_CASE(16, RG_BLOCK, true)
+    RG_CASE(16, RG_CLUSTER, true)
 #undef RG_CASE
     return cudaErrorInvalidConfiguration;
+}
+
+/* The register path's access of V elements: a 16-byte vector (V > 1,
+ * Vec) or one element (V == 1, RawVec<S, 1>: no padding); rg_load reads
+ * one through the caches (weight, bias: every row reads them),
+ * load_once / store_once (common.cuh) a row's own data. */
+template <typename S, int V> using RgVec = typename std::conditional<V == 1, RawVec<S, 1>, Vec<S, V>>::type;
+template <typename S, int V> __device__ __forceinline__ RgVec<S, V> rg_load(const S *p) {
+    return *reinterpret_cast<const RgVec<S, V> *>(p);
 }
 
 /* Launch a streaming kernel instance of the plan's STREAM_* launch:

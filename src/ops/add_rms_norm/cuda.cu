@@ -15,20 +15,22 @@
 #include "cuda/common.cuh"
 #include "cuda/rows.cuh"
 
-/* The register path (cuda/rows.cuh; unit-stride weight): a, b and w are loaded once, all
- * vectors in flight together; r = a + b stays in registers for the second
- * phase. Same arithmetic as the streaming kernel below. */
-template <typename A, typename W, int ITEMS, int MODE>
+/* The register path (cuda/rows.cuh): a, b and w are loaded once, all
+ * accesses in flight together; r = a + b stays in registers for the second
+ * phase. V: 16-byte vectors (unit-stride weight) or 1 (one element an
+ * access, the weight at any stride). Same arithmetic as the streaming
+ * kernel below. */
+template <typename A, typename W, int ITEMS, int MODE, int V>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
-    constexpr int V = VecWidth<A>::value;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols, nchunks = D / V;
+    const ptrdiff_t ws = V == 1 ? info.w_stride : 1;
     const RowGroup g = row_group<MODE>(lanes);
-    typedef Vec<typename A::S, V> VA;
-    typedef Vec<typename W::S, V> VW;
+    typedef RgVec<typename A::S, V> VA;
+    typedef RgVec<typename W::S, V> VW;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);
@@ -42,7 +44,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qa[k] = load_once<VA>(ar + c * V);
                 qb[k] = load_once<VA>(br + c * V);
-                qw[k] = *reinterpret_cast<const VW *>(w + c * V);
+                qw[k] = rg_load<typename W::S, V>(w + (ptrdiff_t)c * V * ws);
             }
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) {
@@ -180,9 +182,9 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
     if (rg_is_reg(q))
-        return rg_dispatch(q, [&](auto I, auto M) {
-            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value>, q, p.pdl, stream, ys, rs,
-                             as, bs, wp, q.lanes, *info);
+        return rg_dispatch(q, [&](auto I, auto M, auto SC) {
+            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(SC)::value ? 1 : V>,
+                             q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,
@@ -214,7 +216,8 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
         INFINIOP_CUDA_REG_2IN | (info->rows.ncols / (size_t)V <= 512 ? INFINIOP_CUDA_REG_LONG : 0u),
         infiniop_rows_vec_ok(&info->rows, ts, 4, es, V),
         info->w_stride == 1,
-        false};
+        false,
+        infiniop_rows_unit_ok(&info->rows, ts, 4)};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 

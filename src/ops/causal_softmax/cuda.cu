@@ -76,8 +76,9 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
     for (int e = 0; e < V; ++e) v[e] = (rem >= (size_t)V || (size_t)e < rem) ? v[e] * inv : 0.0f;
 }
 
-/* The register path (cuda/rows.cuh): the visible vectors of x are loaded
- * once (masked vectors are never read), all in flight together, and kept
+/* The register path (cuda/rows.cuh): the visible accesses of x (16-byte
+ * vectors, or single elements with V == 1) are loaded once (masked ones
+ * are never read), all in flight together, and kept
  * as raw vectors (for 2-byte types half the registers of float copies: 8
  * vectors a thread in the warp form stay under ~70 registers); max, the
  * sum of exp and the outputs are computed from them; with more than 16
@@ -85,13 +86,12 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
  * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
-template <typename T, int ITEMS, int MODE>
+template <typename T, int ITEMS, int MODE, int V>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
-    constexpr int V = VecWidth<T>::value;
     constexpr bool KEEP = ITEMS * V <= 16;
-    typedef Vec<typename T::S, V> VT;
+    typedef RgVec<typename T::S, V> VT;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     /* 32-bit column arithmetic: a register-path row is at most a few
@@ -359,9 +359,10 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
                                     dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
                                     q.smem, *info);
     if (rg_is_reg(q))
-        return rg_dispatch<8>(q, [&](auto I, auto M) {
-            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value>, q, p.pdl, stream, (S *)y,
-                             (const S *)x, q.lanes, *info);
+        return rg_dispatch<8>(q, [&](auto I, auto M, auto SC) {
+            return rg_launch(
+                causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(SC)::value ? 1 : V>, q,
+                p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,
@@ -379,7 +380,8 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
                                 INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
                                 infiniop_rows_vec_ok(&info->rows, ts, 2, es, V),
                                 true,
-                                infiniop_rows_peel_ok(&info->rows, ts, 2, V)};
+                                infiniop_rows_peel_ok(&info->rows, ts, 2, V),
+                                infiniop_rows_unit_ok(&info->rows, ts, 2)};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 

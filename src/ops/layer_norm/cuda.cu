@@ -70,24 +70,26 @@ template <bool FAST> __device__ __forceinline__ LnStats ln_stats(float K, float 
 /* x - mean, as (x - K) - delta. */
 __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return (x - st.K) - st.delta; }
 
-/* The register path (cuda/rows.cuh; unit-stride w and b): x is loaded once,
- * all its vectors in flight together, and the statistics and the outputs
- * work on the registers; w and b come with x for decode shapes (WB_EARLY),
- * in the output phase otherwise. */
-template <typename T, int ITEMS, int MODE, bool WB_EARLY>
+/* The register path (cuda/rows.cuh): x is loaded once, all its accesses
+ * in flight together, and the statistics and the outputs work on the
+ * registers; w and b come with x for decode shapes (WB_EARLY), in the
+ * output phase otherwise. V: 16-byte vectors (unit-stride w and b) or 1
+ * (one element an access; w and b at any stride). */
+template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
                    const __grid_constant__ infiniopLayerNormInfo info) {
-    constexpr int V = VecWidth<T>::value;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     constexpr bool FAST = IsHalf<T>::value;
+    const ptrdiff_t wst = V == 1 ? info.w_stride : 1, bst = V == 1 ? info.b_stride : 1;
     const size_t D = L.ncols, nchunks = D / V;
     const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
     const bool has_bias = info.has_bias;
-    typedef Vec<typename T::S, V> VT;
+    typedef typename T::S S;
+    typedef RgVec<S, V> VT;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename T::S *x = in + row_off(L, LN_IN, r);
@@ -103,8 +105,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qx[k] = load_once<VT>(x + c * V);
                 if constexpr (WB_EARLY) {
-                    qw[k] = *reinterpret_cast<const VT *>(w + c * V);
-                    if (has_bias) qb[k] = *reinterpret_cast<const VT *>(b + c * V);
+                    qw[k] = rg_load<S, V>(w + (ptrdiff_t)c * V * wst);
+                    if (has_bias) qb[k] = rg_load<S, V>(b + (ptrdiff_t)c * V * bst);
                 }
             }
         }
@@ -125,7 +127,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
             for (int k = 0; k < KV; ++k) {
                 VT h;
-                if ((size_t)k < nchunks) h = *reinterpret_cast<const VT *>(x + k * V);
+                if ((size_t)k < nchunks) h = rg_load<S, V>(x + k * V);
 #pragma unroll
                 for (int e = 0; e < V; ++e) kh[k * V + e] = (size_t)k < nchunks ? T::load(h.v[e]) : 0.0f;
             }
@@ -138,12 +140,14 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
             for (int k = 0; k < KV; ++k)
                 if ((size_t)k < nchunks) {
-                    const VT h = *reinterpret_cast<const VT *>(x + k * V);
+                    const VT h = rg_load<S, V>(x + k * V);
 #pragma unroll
                     for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
                 }
         }
-        K *= nchunks >= (size_t)KV ? 1.0f / (float)(KV * V) : 1.0f / (float)V; /* (a power of two: exact) */
+        /* the mean of the elements summed (a power of two, exact, but for
+         * one-element rows shorter than 8; any K near the values serves) */
+        K *= 1.0f / (float)((nchunks < (size_t)KV ? nchunks : (size_t)KV) * V);
         /* half types: two accumulators each, half the dependent chain (F32
          * keeps one, for registers) */
         float st[2] = {0.0f, 0.0f}, st2[2] = {0.0f, 0.0f};
@@ -197,8 +201,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 if constexpr (WB_EARLY) {
                     wk = qw[k], bk = qb[k];
                 } else {
-                    wk = *reinterpret_cast<const VT *>(w + c * V);
-                    if (has_bias) bk = *reinterpret_cast<const VT *>(b + c * V);
+                    wk = rg_load<S, V>(w + (ptrdiff_t)c * V * wst);
+                    if (has_bias) bk = rg_load<S, V>(b + (ptrdiff_t)c * V * bst);
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
@@ -342,12 +346,12 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (rg_is_reg(q))
-        return rg_dispatch(q, [&](auto I, auto M) {
-            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value;
-            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true>, q, p.pdl, stream, o, z, sd, x, ws, bs,
-                                       q.lanes, *info)
-                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false>, q, p.pdl, stream, o, z, sd, x, ws, bs,
-                                       q.lanes, *info);
+        return rg_dispatch(q, [&](auto I, auto M, auto SC) {
+            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(SC)::value ? 1 : V;
+            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV>, q, p.pdl, stream, o, z, sd, x, ws,
+                                       bs, q.lanes, *info)
+                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV>, q, p.pdl, stream, o, z, sd, x, ws,
+                                       bs, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,
@@ -365,7 +369,8 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 INFINIOP_CUDA_REG_LONG,
                                 infiniop_rows_vec_ok(&info->rows, ts, 3, es, V),
                                 info->w_stride == 1 && (!info->has_bias || info->b_stride == 1),
-                                false};
+                                false,
+                                infiniop_rows_unit_ok(&info->rows, ts, 3)};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 

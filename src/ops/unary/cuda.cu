@@ -271,9 +271,6 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * blockDim.y, ... A row whose input offset equals the thread's previous
  * row's (a broadcast input, stride 0) reuses the results held in
  * registers: the input is read once per block, not once per row. */
-template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
-    S v[W];
-};
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
  * vectors, as VEC's large-tensor shape); 16 one-element accesses at 2-byte
  * types (a cap of 8 left 16 bytes in flight a thread, and sliced bf16 rows
