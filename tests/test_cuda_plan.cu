@@ -74,8 +74,11 @@ static void named_cases(void) {
     p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && !p.same16, "kernel %d",
           (int)p.aligned.kernel);
-    /* softmax f16 12x197x197 permuted: a warp a row, 8 elements a lane (16 held) */
+    /* softmax f16 12x197x197 permuted: 197 elements fill less than half of a warp's 32 x 16, the
+     * warp streaming kernel; 32x511x511 sliced: a warp a row, 16 elements a lane */
     p = plan(12 * 197, 197, 8, SOFTMAX, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.aligned.kernel);
+    p = plan(32 * 511, 511, 8, SOFTMAX, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.scalar && p.aligned.lanes == 32 &&
               p.aligned.items == 16,
           "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);

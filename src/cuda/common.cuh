@@ -351,10 +351,25 @@ template <bool WARP, int V> struct StreamRows {
     __device__ __forceinline__ size_t step() const { return (size_t)gridDim.x * groups; }
 };
 
-/* Element offset of row r of tensor t of a row layout (one row dimension,
- * the common case, without divisions). */
+/* Element offset of row r of tensor t of a row layout: one row dimension
+ * (the common case) without divisions; several (views: permuted, sliced
+ * heads) with 32-bit divisions while the row count fits 32 bits (a 64-bit
+ * division is a subroutine of about 70 instructions; a kernel takes the
+ * offsets of up to four tensors a row, and inlined side by side the
+ * compiler shares the quotients between them), and none for the
+ * outermost dimension (r < nrows: its index is the last quotient). */
 __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
     if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
+    if (L.nrows <= 0xffffffffu) {
+        unsigned u = (unsigned)r;
+        ptrdiff_t off = 0;
+        for (int d = L.ndims - 1; d > 0; --d) {
+            const unsigned n = (unsigned)L.shape[d], q = u / n;
+            off += (ptrdiff_t)(u - q * n) * L.stride[d][t];
+            u = q;
+        }
+        return off + (ptrdiff_t)u * L.stride[0][t];
+    }
     return infiniop_row_offset(&L, t, r);
 }
 

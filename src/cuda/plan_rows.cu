@@ -125,14 +125,24 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     infiniopCudaRowLaunch r = {};
     r.scalar = scalar;
     size_t blocks;
+    /* The warp form: `lanes` threads a row, the smallest power of two
+     * (up to 32) that holds the row in at most `items` accesses each. */
+    unsigned lanes = 1;
+    while (lanes < 32 && lanes < acc) lanes *= 2;
+    size_t sub_items = (acc + lanes - 1) / lanes;
+    if (scalar)
+        sub_items = sub_items <= 1 ? 1 : sub_items <= 4 ? 4 : 16;
+    else
+        sub_items = sub_items <= 1 ? 1 : sub_items <= 2 ? 2 : sub_items <= 4 ? 4 : 8;
+    /* It unrolls all the items of every lane, held or not: in the
+     * one-element form, with rows that fill the GPU (issue-bound rather
+     * than latency-bound), a row must fill at least half of what the warp
+     * holds, or it keeps the streaming kernel (measured: softmax rows of
+     * 197 elements, 16 a lane, ran 1.5x slower than the warp streaming
+     * kernel; rows of 511, 1.2x faster: bench/NOTES.md). */
+    if (scalar && acc <= warp_acc && !spread && nrows >= sms && acc * 2 < lanes * sub_items) return false;
     if (acc <= warp_acc && !spread) {
-        unsigned lanes = 1;
-        while (lanes < 32 && lanes < acc) lanes *= 2;
-        size_t items = (acc + lanes - 1) / lanes;
-        if (scalar)
-            items = items <= 1 ? 1 : items <= 4 ? 4 : 16;
-        else
-            items = items <= 1 ? 1 : items <= 2 ? 2 : items <= 4 ? 4 : 8;
+        const size_t items = sub_items;
         unsigned threads = 256;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
