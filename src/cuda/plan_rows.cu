@@ -22,30 +22,32 @@
 #define MAX_BLOCK INFINIOP_CUDA_ROW_MAX_BLOCK
 
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
- * vecs = ncols / vec_elems vectors a row.
- *  - vecs <= 128 (with fewer rows than SMs: vecs <= 32): `lanes` threads
- *    of a warp per row (the smallest power of two that holds the row in at
- *    most 4 vectors a thread, 1 vector a thread when it can), blocks of 256
+ * vecs = ncols / vec_elems vectors a row (the one-element form: the same
+ * with elements; plan_reg). "Latency-bound" is latency_bound's rule below:
+ * fewer rows than SMs, or rows x vectors within one thread each of the
+ * whole GPU.
+ *  - vecs <= 128 (latency-bound: vecs <= 32): `lanes` threads of a warp
+ *    per row (the smallest power of two that holds the row in at most 4
+ *    vectors a thread, 1 vector a thread when it can), blocks of 256
  *    threads, halved while the grid would not give every SM two blocks
- *    (decode shapes: spread the rows); up to 256 vectors (8 a thread, a
- *    warp a row) where the operator has that kernel (INFINIOP_CUDA_REG_WARP8)
- *    and the rows fill the GPU;
+ *    (spread the rows); up to 256 vectors (8 a thread, a warp a row) where
+ *    the operator has that kernel (INFINIOP_CUDA_REG_WARP8) and the shape
+ *    is not latency-bound;
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
- *    least 128 threads (2, then 1, otherwise) when there are rows enough to
- *    fill the GPU; with fewer rows than SMs (latency matters, the memory
- *    system is idle) 1 vector a thread while that takes at most 512
- *    threads, then 2, then 4;
+ *    least 128 threads (2, then 1, otherwise) for throughput; latency-bound
+ *    (the memory system is idle) 1 vector a thread while that takes at
+ *    most 512 threads, then 2, then 4;
  *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
  *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later), for
- *    decode shapes only;
+ *    fewer rows than SMs only;
  *  - longer still: off (the streaming kernel).
  * Which shapes take it: short rows (one vector a thread, several rows a
- * warp) and decode shapes (fewer rows than SMs) always; long rows with many
- * rows only where the operator says its register kernel is the faster one
- * there (INFINIOP_CUDA_REG_LONG). With 2 blocks of 128-register threads a
- * SM the load phase of one row is not overlapped with the reduction and
- * stores of the next, so a register kernel must earn long rows by reading
- * less (layer_norm reads w and b late; softmax skips the masked part;
+ * warp) and latency-bound shapes always; long rows with many rows only
+ * where the operator says its register kernel is the faster one there
+ * (INFINIOP_CUDA_REG_LONG). With 2 blocks of 128-register threads a SM the
+ * load phase of one row is not overlapped with the reduction and stores
+ * of the next, so a register kernel must earn long rows by reading less
+ * (layer_norm reads w and b late; softmax skips the masked part;
  * add_rms_norm only up to 512 vectors). Measurements: bench/NOTES.md. */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
 
@@ -81,6 +83,19 @@ struct RowCtx {
     const infiniopCudaRowKnobs &kn;
 };
 
+/* Latency-bound shapes: fewer rows than SMs (decode), or so few accesses
+ * (16-byte vectors, or elements in the one-element form) that one thread
+ * each fits the GPU at once (rows x accesses <= SMs x resident threads an
+ * SM). Most of the GPU then idles, and a row's time is its chain of
+ * dependent round trips and instructions, not bandwidth: rows are spread
+ * over more threads, every operand is loaded in the first round trip, and
+ * no L2 prefetch is asked for (measured: add_rms_norm bf16 197x896, a warp
+ * a row at 4 vectors a lane, ran at 46% of copy: bench/NOTES.md). */
+static bool latency_bound(const RowCtx &c, size_t acc) {
+    const size_t sms = (size_t)c.p.sm_count;
+    return c.s.nrows < sms || c.s.nrows * acc <= sms * (size_t)c.p.max_threads_per_sm;
+}
+
 /* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
  * filled, when it takes the shape. scalar: the one-element form (each
  * access one element instead of a 16-byte vector, for rows of unit column
@@ -111,17 +126,18 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const size_t sms = (size_t)p.sm_count;
     const infiniopCudaRowKnobs &kn = c.kn;
     const int policy = kn.policy;
-    if (policy == 1 && nrows >= sms && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
+    const bool lat = latency_bound(c, acc);
+    if (policy == 1 && !lat && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return false; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
      * kernel and the rows fill the GPU (fewer rows: blocks spread them);
      * up to 16 elements a thread in the scalar form. */
     const size_t warp_acc =
-        scalar ? 32 * its[2] : (reg_flags & INFINIOP_CUDA_REG_WARP8) && nrows >= sms && kn.warp8 ? 256 : 128;
+        scalar ? 32 * its[2] : (reg_flags & INFINIOP_CUDA_REG_WARP8) && !lat && kn.warp8 ? 256 : 128;
     /* Fewer rows than SMs: a row of more than 32 accesses is spread over a
      * block, an access a thread, rather than held by one warp, whose long
      * dependent chain of instructions would then be the whole latency. */
-    const bool spread = nrows < sms && acc > 32;
+    const bool spread = lat && acc > 32;
     infiniopCudaRowLaunch r = {};
     r.scalar = scalar;
     size_t blocks;
@@ -140,7 +156,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
      * holds, or it keeps the streaming kernel (measured: softmax rows of
      * 197 elements, 16 a lane, ran 1.5x slower than the warp streaming
      * kernel; rows of 511, 1.2x faster: bench/NOTES.md). */
-    if (scalar && acc <= warp_acc && !spread && nrows >= sms && acc * 2 < lanes * sub_items) return false;
+    if (scalar && acc <= warp_acc && !spread && !lat && acc * 2 < lanes * sub_items) return false;
     if (acc <= warp_acc && !spread) {
         const size_t items = sub_items;
         unsigned threads = 256;
@@ -152,7 +168,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
         r.threads = threads;
         blocks = (nrows * lanes + threads - 1) / threads;
     } else {
-        const bool latency = nrows < sms || policy == 3;
+        const bool latency = lat || policy == 3;
         size_t items = 0, threads = 0;
         const size_t forced = kn.items && !scalar ? kn.items : 0;
         const size_t kc = kn.cluster && !scalar && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
@@ -162,7 +178,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
             /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
              * rather than blocks over 512 threads (a shorter barrier tree
              * and reduction) */
-            size_t tmax = it >= 2 || nrows < sms ? 512 : 1024;
+            size_t tmax = it >= 2 || lat ? 512 : 1024;
             if (t > tmax) continue;
             if (!latency && t < 128 && it > 1) continue;
             items = it, threads = t;
@@ -188,13 +204,13 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     }
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     r.grid = (unsigned)(blocks * (r.lanes ? 1 : r.cluster));
-    r.early = nrows < sms || kn.early;
+    r.early = lat || kn.early;
     /* Rows that fill the GPU: each group asks L2 for the input of the row
      * an eighth of L2 ahead, counting every input (REG_2IN: two). It adds
      * requests in flight without registers; a quarter of L2 or more ahead
      * evicts rows before they are used (bench/NOTES.md). */
     size_t pf = 0;
-    if (nrows >= sms && p.l2_bytes) {
+    if (!lat && p.l2_bytes) {
         const size_t row_bytes = ncols * (size_t)(16 / vec_elems) * (reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
         pf = p.l2_bytes / 8 / row_bytes;
         if (pf < 1) pf = 1;
@@ -281,7 +297,7 @@ static const RowImpl row_impls[] = {
           * vectors for their body); fewer rows than SMs are latency bound,
           * and the register path reads the row in one round trip. */
          const int sk = c.kn.scalar;
-         if (sk == 1 || ((peel || sk == 2) && c.s.nrows >= (size_t)c.p.sm_count)) return false;
+         if (sk == 1 || ((peel || sk == 2) && !latency_bound(c, c.s.ncols))) return false;
          return plan_reg(c, true, q);
      }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
