@@ -118,6 +118,18 @@ static void named_cases(void) {
               p.aligned.items == 16 && p.aligned.grid == 24,
           "kernel %d cluster %u items %u grid %u", (int)p.aligned.kernel, p.aligned.cluster, p.aligned.items,
           p.aligned.grid);
+    /* latency-bound by rule: add_rms_norm bf16 197x896 (more rows than SMs, but 22 K vectors and
+     * 0.7 MB of input) spreads each row over a block, a vector a thread, every operand early ... */
+    p = plan(197, 896, 8, ADD_RMS_NORM_SHORT, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 1 && p.aligned.threads == 128 &&
+              p.aligned.early && p.aligned.prefetch == 0,
+          "kernel %d items %u threads %u early %d", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads,
+          (int)p.aligned.early);
+    /* ... f32 992x896 (7.1 MB of input: more than the GPU holds in flight) takes the throughput form */
+    p = plan(992, 896, 4, ADD_RMS_NORM_SHORT, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && !p.aligned.early &&
+              p.aligned.prefetch > 0,
+          "kernel %d items %u early %d", (int)p.aligned.kernel, p.aligned.items, (int)p.aligned.early);
     /* one long decode row, bf16 1x65536: a cluster of 8 on Hopper ... */
     p = plan(1, 65536, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.cluster == 8 && p.aligned.early,

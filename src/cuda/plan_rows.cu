@@ -83,17 +83,23 @@ struct RowCtx {
     const infiniopCudaRowKnobs &kn;
 };
 
-/* Latency-bound shapes: fewer rows than SMs (decode), or so few accesses
- * (16-byte vectors, or elements in the one-element form) that one thread
- * each fits the GPU at once (rows x accesses <= SMs x resident threads an
- * SM). Most of the GPU then idles, and a row's time is its chain of
- * dependent round trips and instructions, not bandwidth: rows are spread
- * over more threads, every operand is loaded in the first round trip, and
- * no L2 prefetch is asked for (measured: add_rms_norm bf16 197x896, a warp
- * a row at 4 vectors a lane, ran at 46% of copy: bench/NOTES.md). */
+/* Latency-bound shapes: fewer rows than SMs (decode), or a call so small
+ * that one thread an access (16-byte vectors, or elements in the
+ * one-element form) fits the GPU at once (rows x accesses <= SMs x
+ * resident threads an SM) and so does its input, 16 bytes a thread (rows
+ * x input bytes <= SMs x resident threads x 16: all of it in flight in one
+ * round trip). Most of the GPU then idles, and a row's time is its chain
+ * of dependent round trips and instructions, not bandwidth: rows are
+ * spread over more threads, every operand is loaded in the first round
+ * trip, and no L2 prefetch is asked for. Measured on an H200
+ * (bench/NOTES.md): add_rms_norm bf16 197x896 1.47x faster, 1000x896
+ * 1.17x, layer_norm f16 197x768 1.60x; with inputs past the second bound
+ * (add_rms_norm f32 32x31x896 permuted, 7.1 MB) 0.80x, hence that bound. */
 static bool latency_bound(const RowCtx &c, size_t acc) {
-    const size_t sms = (size_t)c.p.sm_count;
-    return c.s.nrows < sms || c.s.nrows * acc <= sms * (size_t)c.p.max_threads_per_sm;
+    const size_t sms = (size_t)c.p.sm_count, threads = sms * (size_t)c.p.max_threads_per_sm;
+    const size_t in_bytes = c.s.nrows * c.s.ncols * (size_t)(16 / c.s.vec_elems) *
+                            (c.s.reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
+    return c.s.nrows < sms || (c.s.nrows * acc <= threads && in_bytes <= threads * 16);
 }
 
 /* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
