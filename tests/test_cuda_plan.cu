@@ -130,6 +130,16 @@ static void named_cases(void) {
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && !p.aligned.early &&
               p.aligned.prefetch > 0,
           "kernel %d items %u early %d", (int)p.aligned.kernel, p.aligned.items, (int)p.aligned.early);
+    /* a decode row of 1792 vectors (bf16 1x14336): a cluster of 8 at a vector a thread, not one
+     * block at 4; 896 vectors (1x7168) stay in one block at 2 */
+    p = plan(1, 14336, 8, LAYER_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.cluster == 8 && p.aligned.items == 1 &&
+              p.aligned.threads == 224 && p.aligned.grid == 8,
+          "kernel %d cluster %u items %u threads %u", (int)p.aligned.kernel, p.aligned.cluster, p.aligned.items,
+          p.aligned.threads);
+    p = plan(1, 7168, 8, LAYER_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && p.aligned.threads == 448,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* one long decode row, bf16 1x65536: a cluster of 8 on Hopper ... */
     p = plan(1, 65536, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.cluster == 8 && p.aligned.early,

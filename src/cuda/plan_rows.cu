@@ -191,6 +191,17 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
             break;
         }
         unsigned cl = (unsigned)kc;
+        /* A few decode rows a block would hold only at 4 vectors a thread
+         * (1024 < vecs <= 2048): a cluster of 8 blocks at 1 vector a
+         * thread instead (Hopper; every cluster resident at once). The
+         * shorter per-thread chain outweighs the cluster's barrier there
+         * (H200, add_rms_norm / layer_norm bf16 1x14336: 3.32 / 3.74 us ->
+         * 2.49 / 3.03), not at 2 vectors a thread (1x7168: 2.23 / 2.68 ->
+         * 2.21 / 2.81) nor below (1x4096: +0.3-0.5 us): bench/NOTES.md. */
+        if (!scalar && latency && items == its[2] && kc == 1 && !forced && p.cc_major >= 9 && nrows * 8 <= sms &&
+            (acc + 8 - 1) / 8 <= 512) {
+            items = 1, threads = ((acc + 8 - 1) / 8 + 31) / 32 * 32, cl = 8;
+        }
         if (!items) { /* a cluster: up to 8 blocks of its[2] accesses a thread */
             if (p.cc_major < 9) return false;
             if (policy == 1 && nrows >= sms) return false; /* clusters lost to streaming with many rows */

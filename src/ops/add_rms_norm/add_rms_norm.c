@@ -4,10 +4,7 @@
  */
 #include "add_rms_norm.h"
 #include "core/create.h"
-#include "cpu/cpu.h"
-#ifdef INFINIOP_WITH_CUDA
-#include "cuda/describe.h"
-#endif
+#include "ops/describe.h"
 
 #define OP "add_rms_norm"
 
@@ -89,10 +86,8 @@ __C __export infiniStatus_t infiniopCreateAddRMSNormDescriptor(infiniopHandle_t 
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_add_rms_norm_cuda_plan, &info))) return st;
     /* the verbose line: the backend's own text */
     const infiniopCpuWork work = {info.rows.nrows, info.rows.nrows * D * infiniop_dtype_size(at) * 4};
-    infiniopDescribe describe = {a_desc, infiniop_cpu_describe, &work};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_row, describe.ctx = &info.cuda;
-#endif
+    const infiniopDescribe describe =
+        infiniop_op_describe(handle, a_desc, &work, INFINIOP_CUDA_DESCRIBE(row), &info.cuda);
     return infiniop_create_finish(INFINIOP_OP_ADD_RMS_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
                                   &info, sizeof info, &describe, desc_ptr);
 }

@@ -4,10 +4,7 @@
  */
 #include "layer_norm.h"
 #include "core/create.h"
-#include "cpu/cpu.h"
-#ifdef INFINIOP_WITH_CUDA
-#include "cuda/describe.h"
-#endif
+#include "ops/describe.h"
 
 #define OP "layer_norm"
 
@@ -81,10 +78,8 @@ __C __export infiniStatus_t infiniopCreateLayerNormDescriptor(infiniopHandle_t h
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_layer_norm_cuda_plan, &info))) return st;
     /* the verbose line: the backend's own text */
     const infiniopCpuWork work = {info.rows.nrows, info.rows.nrows * D * infiniop_dtype_size(dt) * 3};
-    infiniopDescribe describe = {input_desc, infiniop_cpu_describe, &work};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_row, describe.ctx = &info.cuda;
-#endif
+    const infiniopDescribe describe =
+        infiniop_op_describe(handle, input_desc, &work, INFINIOP_CUDA_DESCRIBE(row), &info.cuda);
     return infiniop_create_finish(INFINIOP_OP_LAYER_NORM, handle, sizeof(Descriptor), offsetof(Descriptor, info),
                                   &info, sizeof info, &describe, desc_ptr);
 }

@@ -2,10 +2,7 @@
  * of this file), one validation and one dispatch for both. */
 #include "unary.h"
 #include "core/create.h"
-#include "cpu/cpu.h"
-#ifdef INFINIOP_WITH_CUDA
-#include "cuda/describe.h"
-#endif
+#include "ops/describe.h"
 
 /* Tensor names in messages, as the public headers call them. */
 static const char *const out_names[] = {[INFINIOP_UNARY_SILU] = "output", [INFINIOP_UNARY_SIGMOID] = "y"};
@@ -38,10 +35,8 @@ infiniStatus_t infiniop_unary_create(infiniopOp_t op, const char *name, infiniop
     if ((st = INFINIOP_CUDA_PLAN(handle, infiniop_unary_cuda_plan, &info))) return st;
     /* the verbose line: the backend's own text */
     const infiniopCpuWork work = {info.layout.n, 2 * info.layout.n * infiniop_dtype_size(dt)};
-    infiniopDescribe describe = {out, infiniop_cpu_describe, &work};
-#ifdef INFINIOP_WITH_CUDA
-    if (handle->device == INFINI_DEVICE_NVIDIA) describe.fn = infiniop_cuda_describe_elt, describe.ctx = &info.cuda;
-#endif
+    const infiniopDescribe describe =
+        infiniop_op_describe(handle, out, &work, INFINIOP_CUDA_DESCRIBE(elt), &info.cuda);
     return infiniop_create_finish(op, handle, sizeof(infiniopUnaryDescriptor), offsetof(infiniopUnaryDescriptor, info),
                                   &info, sizeof info, &describe, desc_ptr);
 }
