@@ -94,9 +94,14 @@ static void named_cases(void) {
     CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar, "kernel %d",
           (int)p.unaligned.kernel);
     CHECK(p.pdl, "pdl on compute capability 9");
-    /* a strided weight: the vector streaming kernel with element-wise weight loads */
+    /* a strided weight: the same register plan, the weight loaded element by element */
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_VEC && !p.aligned.param_vec, "kernel %d",
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
+          "kernel %d", (int)p.aligned.kernel);
+    /* ... and with many long rows where the register path does not take them (add_rms_norm over 512
+     * vectors), the vector streaming kernel with element-wise weight loads */
+    p = plan(4096, 7168, 8, INFINIOP_CUDA_REG_2IN, true, false, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
     /* a transposed input (no unit column stride): the one-element streaming kernel */
     p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false);
@@ -190,7 +195,7 @@ static void invariants(void) {
                                           q->cluster);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
                                           "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
-                                    CHECK(q->scalar ? unit : vec && pv,
+                                    CHECK(q->scalar ? unit : vec,
                                           "%zux%zu: register path without its layout (scalar %d)", nr, nc,
                                           (int)q->scalar);
                                     CHECK(q->scalar || q == &p.aligned, "%zux%zu: an unaligned launch with vectors",
@@ -200,9 +205,8 @@ static void invariants(void) {
                             CHECK((!is_reg(p.unaligned.kernel) || p.unaligned.scalar) && !is_vec(p.unaligned.kernel) &&
                                       !is_peel(p.unaligned.kernel),
                                   "%zux%zu: unaligned launch %d uses vectors", nr, nc, (int)p.unaligned.kernel);
-                            /* decode shapes of consecutive elements take a register path (with vectors
-                             * and a strided weight or bias: the vector streaming kernel) */
-                            if (unit && nr < (size_t)d.sm_count && nc <= 4096 && (!vec || pv))
+                            /* decode shapes of consecutive elements take a register path */
+                            if (unit && nr < (size_t)d.sm_count && nc <= 4096)
                                 CHECK(is_reg(p.aligned.kernel) && is_reg(p.unaligned.kernel),
                                       "%zux%zu: decode rows off the register path (%d, %d)", nr, nc,
                                       (int)p.aligned.kernel, (int)p.unaligned.kernel);

@@ -21,10 +21,10 @@ extern "C" {
  * holds is the plan; docs/ARCHITECTURE.md lists the rules):
  *   REG_*       the register path (cuda/rows.cuh): each thread holds `items`
  *               accesses of the row, read once: 16-byte vectors (needs
- *               16-byte layouts and pointers and unit-stride parameters:
- *               weight, bias) or, `scalar`, one element each (rows with
- *               unit column stride that are not whole 16-byte vectors, or
- *               unaligned pointers; parameters of any stride); three group
+ *               16-byte layouts and pointers) or, `scalar`, one element
+ *               each (rows with unit column stride that are not whole
+ *               16-byte vectors, or unaligned pointers); weight and bias
+ *               of any stride (by vectors where it is 1); three group
  *               forms: `lanes` threads of a warp per row (SUB), a block per
  *               row (BLOCK), a cluster of `cluster` blocks per row (CLUSTER,
  *               Hopper and later);

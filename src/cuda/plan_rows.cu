@@ -22,8 +22,8 @@
 #define MAX_BLOCK INFINIOP_CUDA_ROW_MAX_BLOCK
 
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
- * vecs = ncols / vec_elems vectors a row (the one-element form: the same
- * with elements; plan_reg). "Latency-bound" is latency_bound's rule below:
+ * vecs = ncols / vec_elems vectors a row, weight and bias of any stride
+ * (the one-element form: the same with elements; plan_reg). "Latency-bound" is latency_bound's rule below:
  * fewer rows than SMs, or rows x vectors within one thread each of the
  * whole GPU.
  *  - vecs <= 128 (latency-bound: vecs <= 32): `lanes` threads of a warp
@@ -117,10 +117,11 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const int vec_elems = c.s.vec_elems;
     const unsigned reg_flags = c.s.reg_flags;
     if (nrows == 0 || vec_elems <= 1) return false;
+    /* parameters (weight, bias) of any stride: rg_load_param */
     if (scalar) {
-        if (!c.s.unit) return false; /* rows of consecutive elements; parameters any stride */
+        if (!c.s.unit) return false; /* rows of consecutive elements */
     } else {
-        if (!c.s.vec || !c.s.param_vec) return false; /* 16-byte layouts and unit-stride parameters only */
+        if (!c.s.vec) return false; /* 16-byte layouts */
         if (ncols % (size_t)vec_elems != 0) return false;
     }
     /* vecs: the row's 16-byte vectors (the rules' measure of length);
@@ -293,7 +294,7 @@ struct RowImpl {
     bool (*rule)(const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q);
 };
 static const RowImpl row_impls[] = {
-    {"register path: 16-byte layout and parameters, and plan_reg's rule",
+    {"register path: 16-byte layout, and plan_reg's rule",
      [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, false, q); }},
     {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {

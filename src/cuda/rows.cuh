@@ -223,6 +223,22 @@ template <typename S, int V> using RgVec = typename std::conditional<V == 1, Raw
 template <typename S, int V> __device__ __forceinline__ RgVec<S, V> rg_load(const S *p) {
     return *reinterpret_cast<const RgVec<S, V> *>(p);
 }
+/* Access c (elements c * V ...) of a parameter vector (weight, bias) of
+ * element stride `stride` (any: 1, strided, negative, 0 for a broadcast
+ * value): one 16-byte load when V > 1 and the stride is 1, else V element
+ * loads (through the caches: every row reads them). The branch is uniform. */
+template <typename S, int V>
+__device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, size_t c, ptrdiff_t stride) {
+    if constexpr (V == 1) {
+        return rg_load<S, V>(p + (ptrdiff_t)c * stride);
+    } else {
+        if (stride == 1) return rg_load<S, V>(p + (ptrdiff_t)c * V);
+        RgVec<S, V> q;
+#pragma unroll
+        for (int e = 0; e < V; ++e) q.v[e] = p[((ptrdiff_t)c * V + e) * stride];
+        return q;
+    }
+}
 
 /* Launch a streaming kernel instance of the plan's STREAM_* launch:
  * pick(WARP, VEC) (std::integral_constant<bool> each) returns the kernel

@@ -17,9 +17,9 @@
 
 /* The register path (cuda/rows.cuh): a, b and w are loaded once, all
  * accesses in flight together; r = a + b stays in registers for the second
- * phase. V: 16-byte vectors (unit-stride weight) or 1 (one element an
- * access, the weight at any stride). Same arithmetic as the streaming
- * kernel below. */
+ * phase. V: 16-byte vectors or 1 (one element an access); the weight at
+ * any stride (rg_load_param). Same arithmetic as the streaming kernel
+ * below. */
 template <typename A, typename W, int ITEMS, int MODE, int V>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols, nchunks = D / V;
-    const ptrdiff_t ws = V == 1 ? info.w_stride : 1;
+    const ptrdiff_t ws = info.w_stride;
     const RowGroup g = row_group<MODE>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qa[k] = load_once<VA>(ar + c * V);
                 qb[k] = load_once<VA>(br + c * V);
-                qw[k] = rg_load<typename W::S, V>(w + (ptrdiff_t)c * V * ws);
+                qw[k] = rg_load_param<typename W::S, V>(w, c, ws);
             }
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) {

@@ -73,8 +73,8 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
 /* The register path (cuda/rows.cuh): x is loaded once, all its accesses
  * in flight together, and the statistics and the outputs work on the
  * registers; w and b come with x for decode shapes (WB_EARLY), in the
- * output phase otherwise. V: 16-byte vectors (unit-stride w and b) or 1
- * (one element an access; w and b at any stride). */
+ * output phase otherwise. V: 16-byte vectors or 1 (one element an
+ * access); w and b at any stride (rg_load_param). */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     constexpr bool FAST = IsHalf<T>::value;
-    const ptrdiff_t wst = V == 1 ? info.w_stride : 1, bst = V == 1 ? info.b_stride : 1;
+    const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const size_t D = L.ncols, nchunks = D / V;
     const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qx[k] = load_once<VT>(x + c * V);
                 if constexpr (WB_EARLY) {
-                    qw[k] = rg_load<S, V>(w + (ptrdiff_t)c * V * wst);
-                    if (has_bias) qb[k] = rg_load<S, V>(b + (ptrdiff_t)c * V * bst);
+                    qw[k] = rg_load_param<S, V>(w, c, wst);
+                    if (has_bias) qb[k] = rg_load_param<S, V>(b, c, bst);
                 }
             }
         }
@@ -201,8 +201,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 if constexpr (WB_EARLY) {
                     wk = qw[k], bk = qb[k];
                 } else {
-                    wk = rg_load<S, V>(w + (ptrdiff_t)c * V * wst);
-                    if (has_bias) bk = rg_load<S, V>(b + (ptrdiff_t)c * V * bst);
+                    wk = rg_load_param<S, V>(w, c, wst);
+                    if (has_bias) bk = rg_load_param<S, V>(b, c, bst);
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
