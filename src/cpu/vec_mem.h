@@ -154,29 +154,68 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2(void *p, vf v0, vf v1, bool stream) {
 }
 #endif
 #if defined(__AVX2__) && VL == 8
-/* AVX2: v0, v1 as 16 BF16 in order, rounded as v_to_bf16_bits, by one
- * pack and one lane permutation for the pair (v_to_bf16 converts each
- * vector with its own pack, permutation and NaN select: ~12 operations a
- * vector, ~8 here); false, nothing stored, when a lane is NaN (the caller
- * takes v_put, which keeps NaN payloads as dtype.h does). */
-INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2_c(void *p, vf v0, vf v1, bool stream, bool check) {
-    if (check) {
-        __m256 nan = _mm256_or_ps(_mm256_cmp_ps((__m256)v0, (__m256)v0, _CMP_UNORD_Q),
-                                  _mm256_cmp_ps((__m256)v1, (__m256)v1, _CMP_UNORD_Q));
-        if (__builtin_expect(!_mm256_testz_ps(nan, nan), 0)) return false;
-    }
+/* AVX2: v0, v1 rounded to BF16 as v_to_bf16_bits (no NaN lane) and packed
+ * by one vpackusdw, which works per 128-bit lane: v0[0..3] v1[0..3]
+ * v0[4..7] v1[4..7]; in_order: one vpermq (qwords 0 2 1 3) restores the
+ * order; without it the 16 halves are in order when v0, v1 hold elements
+ * 0-3, 8-11 and 4-7, 12-15 (the lane-pair order of v_load_bf16x2_lp). */
+INFINIOP_ALWAYS_INLINE __m256i v_bf16x2_avx2(vf v0, vf v1, bool in_order) {
     const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff);
     __m256i u0 = (__m256i)v0, u1 = (__m256i)v1;
     __m256i r0 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u0, half), _mm256_and_si256(_mm256_srli_epi32(u0, 16), one)), 16);
     __m256i r1 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u1, half), _mm256_and_si256(_mm256_srli_epi32(u1, 16), one)), 16);
-    /* packus per 128-bit lane: v0[0..3] v1[0..3] v0[4..7] v1[4..7]; qwords 0 2 1 3 restore the order */
-    __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xd8);
+    __m256i h = _mm256_packus_epi32(r0, r1);
+    return in_order ? _mm256_permute4x64_epi64(h, 0xd8) : h;
+}
+/* Any lane of v0 or v1 NaN: one vcmpunordps of the two (unordered when
+ * either lane is NaN) and one vtestps (a compare for each and their or
+ * took two operations more). */
+INFINIOP_ALWAYS_INLINE bool v_any_nan2(vf v0, vf v1) {
+    __m256 m = _mm256_cmp_ps((__m256)v0, (__m256)v1, _CMP_UNORD_Q);
+    return !_mm256_testz_ps(m, m);
+}
+INFINIOP_ALWAYS_INLINE void v_store_h2(void *p, __m256i h, bool stream) {
     if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
     else _mm256_storeu_si256((__m256i *)p, h);
+}
+/* AVX2: v0, v1 as 16 BF16 in order, rounded as v_to_bf16_bits, by one
+ * pack and one lane permutation for the pair (v_to_bf16 converts each
+ * vector with its own pack, permutation and NaN select: ~12 operations a
+ * vector, ~8 here); false, nothing stored, when check is set and a lane is
+ * NaN (the caller takes v_put, which keeps NaN payloads as dtype.h does). */
+INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2_c(void *p, vf v0, vf v1, bool stream, bool check) {
+    if (check && __builtin_expect(v_any_nan2(v0, v1), 0)) return false;
+    v_store_h2(p, v_bf16x2_avx2(v0, v1, true), stream);
     return true;
 }
 INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream) {
     return v_put_bf16x2_avx2_c(p, v0, v1, stream, true);
+}
+/* ------------------------------------------------------------ BF16 in lane-pair order (AVX2) */
+/* 16 BF16 at p as two float32 vectors in lane-pair order: lo holds
+ * elements 0-3, 8-11, hi 4-7, 12-15 (vpunpcklwd / vpunpckhwd with zero put
+ * each half in the high word of its lane: one operation a vector, the load
+ * folded in, where v_load takes a vpmovzxwd and a shift). Lane-wise work
+ * does not care about the order; v_put_bf16x2_lp stores such a pair back in
+ * element order with one pack and no permutation. Sums must map the lanes
+ * back (add_rms_norm's pass 1 does). */
+INFINIOP_ALWAYS_INLINE void v_load_bf16x2_lp(const void *p, vf *lo, vf *hi) {
+    __m256i u = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    *lo = (vf)_mm256_unpacklo_epi16(z, u);
+    *hi = (vf)_mm256_unpackhi_epi16(z, u);
+}
+/* lo, hi in lane-pair order, stored as 16 BF16 in element order, rounded
+ * as v_to_bf16; check: a pair holding a NaN goes back to element order
+ * (two vperm2f128) and takes v_put, which keeps the payloads. Callers that
+ * have proved the pair NaN-free pass check = false. */
+INFINIOP_ALWAYS_INLINE void v_put_bf16x2_lp(void *p, vf lo, vf hi, bool stream, bool check) {
+    if (check && __builtin_expect(v_any_nan2(lo, hi), 0)) {
+        v_put(p, INFINI_DTYPE_BF16, (vf)_mm256_permute2f128_ps((__m256)lo, (__m256)hi, 0x20), stream);
+        v_put(V_AT(p, INFINI_DTYPE_BF16, VL), INFINI_DTYPE_BF16,
+              (vf)_mm256_permute2f128_ps((__m256)lo, (__m256)hi, 0x31), stream);
+        return;
+    }
+    v_store_h2(p, v_bf16x2_avx2(lo, hi, false), stream);
 }
 #endif
 /* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
@@ -195,7 +234,8 @@ INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool 
     v_put(V_AT(p, t, VL), t, v1, stream);
 }
 /* v_put2 of a0, a1 at p and of b0, b1 at q, with one subnormal test for
- * the four vectors on AVX-512 BF16 (two-output kernels). */
+ * the four vectors on AVX-512 BF16, one NaN test on AVX2 (two-output
+ * kernels). */
 INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, vf a1, vf b0, vf b1, bool stream) {
 #if defined(__AVX512BF16__) && VL == 16
     if (t == INFINI_DTYPE_BF16) {
@@ -203,6 +243,16 @@ INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, v
         if (__builtin_expect(_kortestc_mask16_u8(k, 0), 1)) {
             v_put_bf16x2(p, a0, a1, stream);
             v_put_bf16x2(q, b0, b1, stream);
+            return;
+        }
+    }
+#elif defined(__AVX2__) && VL == 8
+    if (t == INFINI_DTYPE_BF16) { /* one NaN test for the four vectors */
+        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
+                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        if (__builtin_expect(_mm256_testz_ps(m, m), 1)) {
+            v_store_h2(p, v_bf16x2_avx2(a0, a1, true), stream);
+            v_store_h2(q, v_bf16x2_avx2(b0, b1, true), stream);
             return;
         }
     }
