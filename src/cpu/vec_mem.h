@@ -217,6 +217,13 @@ INFINIOP_ALWAYS_INLINE void v_load_bf16x2_lp(const void *p, vf *lo, vf *hi) {
     *lo = (vf)_mm256_unpacklo_epi16(z, u);
     *hi = (vf)_mm256_unpackhi_epi16(z, u);
 }
+/* Vector k (0: lo, 1: hi) of the 16 BF16 at p in lane-pair order: one
+ * vpunpck{l,h}wd, the load folded in (a kernel loading both halves of a
+ * block in separate places). */
+INFINIOP_ALWAYS_INLINE vf v_load_bf16_lp(const void *p, int k) {
+    __m256i u = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    return (vf)(k ? _mm256_unpackhi_epi16(z, u) : _mm256_unpacklo_epi16(z, u));
+}
 /* lo, hi in lane-pair order, stored as 16 BF16 in element order, rounded
  * as v_to_bf16; check: a pair holding a NaN goes back to element order
  * (two vperm2f128) and takes v_put, which keeps the payloads. Callers that
@@ -229,6 +236,21 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2_lp(void *p, vf lo, vf hi, bool stream, 
         return;
     }
     v_store_h2(p, v_bf16x2_avx2(lo, hi, false), stream);
+}
+/* v_put_bf16x2_lp of a0, a1 at p and b0, b1 at q; check: one NaN test for
+ * the four vectors (a pair holding a NaN takes v_put_bf16x2_lp's path). */
+INFINIOP_ALWAYS_INLINE void v_put2x2_lp(void *p, void *q, vf a0, vf a1, vf b0, vf b1, bool stream, bool check) {
+    if (check) {
+        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
+                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        if (__builtin_expect(!_mm256_testz_ps(m, m), 0)) {
+            v_put_bf16x2_lp(p, a0, a1, stream, true);
+            v_put_bf16x2_lp(q, b0, b1, stream, true);
+            return;
+        }
+    }
+    v_store_h2(p, v_bf16x2_avx2(a0, a1, false), stream);
+    v_store_h2(q, v_bf16x2_avx2(b0, b1, false), stream);
 }
 #endif
 /* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
