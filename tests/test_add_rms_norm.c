@@ -69,7 +69,7 @@ static void run_case(const rcase *c, tl_rng *rng) {
                   c->null_strides ? "(NULL)" : tl_fmt_strides(b1, sizeof b1, c->ndim, c->st[0]),
                   tl_fmt_strides(b2, sizeof b2, c->ndim, c->st[1]), tl_fmt_strides(b3, sizeof b3, c->ndim, c->st[2]),
                   tl_fmt_strides(b4, sizeof b4, c->ndim, c->st[3]), c->wstride, c->eps, k_alias_names[c->alias],
-                  c->special == 1 ? " NaN-row" : c->special == 2 ? " inf-row" : "",
+                  c->special == 1 ? " NaN-row" : c->special == 2 ? " inf-row" : c->special == 3 ? " weight-NaN/inf" : "",
                   c->lo < -100 ? " large-values" : "");
     tl_tensor T[5]; /* y, residual, a, b, w */
     memset(T, 0, sizeof T);
@@ -92,7 +92,10 @@ static void run_case(const rcase *c, tl_rng *rng) {
     tl_tensor_fill_random(a, rng, c->lo, c->hi);
     if (b != a) tl_tensor_fill_random(b, rng, c->lo, c->hi);
     tl_tensor_fill_random(w, rng, -2, 2);
-    if (c->special && a->numel) {
+    if (c->special == 3 && D) { /* a NaN or an infinity in the weight */
+        size_t i = tl_rng_below(rng, D);
+        tl_tensor_set(w, i, tl_rng_chance(rng, 0.5) ? NAN : (tl_rng_chance(rng, 0.5) ? INFINITY : -INFINITY));
+    } else if (c->special && a->numel) {
         size_t i = tl_rng_below(rng, a->numel);
         tl_tensor_set(a, i, c->special == 1 ? NAN : (tl_rng_chance(rng, 0.5) ? INFINITY : -INFINITY));
     }
@@ -225,6 +228,21 @@ int main(int argc, char **argv) {
             make_layouts(&rng, &c, 0);
             run_case(&c, &rng);
         }
+        /* the vector passes' step and tail lengths (AVX2 BF16: steps of 32
+         * and pairs of 16 in lane-pair order, zero-filled partial steps; the
+         * float32 row buffer up to 8192), with NaN / inf in a row or in the
+         * weight, and in place */
+        static const size_t k_tails[] = {1, 7, 8, 15, 16, 17, 24, 31, 32, 33, 47, 1023, 1024, 1025, 1040, 4096, 4101, 8191, 8192, 8193};
+        for (size_t k = 0; k < sizeof k_tails / sizeof k_tails[0]; k++)
+            for (int sp = 0; sp <= 3; sp++) {
+                if (tl_quick && sp && k % 3) continue;
+                memset(&c, 0, sizeof c);
+                c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = k_tails[k];
+                c.eps = 1e-5; c.lo = -2; c.hi = 2; c.special = sp;
+                c.alias = sp == 0 && (k & 1) ? AL_Y_A_R_B : AL_NONE;
+                make_layouts(&rng, &c, 0);
+                run_case(&c, &rng);
+            }
         /* large values |x| up to 1e4 */
         memset(&c, 0, sizeof c);
         c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = 1000; c.eps = 1e-5; c.lo = -1e4; c.hi = 1e4;

@@ -221,6 +221,19 @@ int main(int argc, char **argv) {
                 run_case(&c, &rng);
             }
         }
+        /* the vector pass's block and tail lengths (AVX2 BF16: blocks of
+         * 16 columns in lane-pair order, weight and bias buffers of 4096
+         * columns), one row and several, unit and strided weight and bias */
+        static const size_t k_tails[] = {15, 16, 17, 31, 33, 4096, 4101, 4111};
+        for (size_t k = 0; k < sizeof k_tails / sizeof k_tails[0]; k++)
+            for (int v = 0; v < 4; v++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = v & 1 ? 5 : 1; c.shape[1] = k_tails[k];
+                c.bias = (int)(k & 1); c.eps = 1e-5; c.lo = -3; c.hi = 3;
+                make_layouts(&rng, &c, 0);
+                if (v & 2) { c.ws = 2; c.bs = -1; }
+                run_case(&c, &rng);
+            }
         /* few odd rows in place, contiguous (one element per access on
          * GPUs); 13001 columns are past the shared-memory cache of a row
          * (48 KB of float32): the last pass reads x again where it writes */

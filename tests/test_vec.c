@@ -2,7 +2,9 @@
  * test_vec.c - exhaustive check of the CPU vector layer (src/cpu/vec*.h,
  * src/ops/unary/unary_vec.h) on every instruction set this machine has:
  *   - float32 -> f16 and -> bf16 for all 2^32 inputs, and f16/bf16 -> float32
- *     for all 2^16, bit for bit against src/cpu/dtype.h;
+ *     for all 2^16, bit for bit against src/cpu/dtype.h; on AVX2 also the
+ *     BF16 pair stores (v_put2, v_put_bf16x2_lp: every float32 and its
+ *     negation) and the lane-pair loads (v_load_bf16x2_lp);
  *   - v_exp_neg for every float32 in [-87.3365, 0] against e^x (double exp,
  *     whose error is far below float32's half ulp), reporting the largest
  *     error in float32 ulps; below -87.3365 an absolute error under 2^-126;
@@ -12,7 +14,7 @@
  *     (outside the subnormal range of the results, where the absolute error
  *     must stay under 2^-126, as the tests allow);
  *   - the variants for results rounded to a half type (v_exp_neg_h and,
- *     on AVX2, v_exp2_half_256 for every t <= 127 and NaN,
+ *     on AVX2, v_exp2_half_256 for every t <= 126 and NaN,
  *     v_sigmoid_h, v_silu_h with half = true): largest relative error, at
  *     most 2^-12 (under half the F16 rounding step, so the rounded result
  *     is within one F16/BF16 ulp of the correctly rounded value);
@@ -78,10 +80,50 @@ INFINIOP_ALWAYS_INLINE void check_body(result_t *res, uint32_t step) {
                 bad += h[l] != infiniop_f32_to_f16(x[l]);
                 bad += b[l] != infiniop_f32_to_bf16(x[l]);
             }
+#if defined(__AVX2__) && VL == 8
+            { /* the AVX2 BF16 pair stores: v and its negation, in order (v_put2,
+               * NaN lanes through its fallback) and in lane-pair order */
+                for (int pass = 0; pass < 2; ++pass) { /* then the ties and their neighbours (low halves 0x8000,
+                                                            * 0x7fff, 0x8001, 0), which every 61st input misses */
+                    vf a = v, bn = (vf)((vu)v ^ 0x80000000u);
+                    if (pass) {
+                        const vu low = {0x8000u, 0x7fffu, 0x8001u, 0u, 0x8000u, 0x8000u, 0x7fffu, 0x8001u};
+                        a = (vf)(((vu)v & 0xffff0000u) | low);
+                        bn = (vf)(((vu)bn & 0xffff0000u) | (vu){0x8000u, 0x8000u, 0x8001u, 0x7fffu, 0u, 0x8000u, 1u, 0xffffu});
+                    }
+                    float xa[VL], xb[VL];
+                    memcpy(xa, &a, sizeof xa);
+                    memcpy(xb, &bn, sizeof xb);
+                    uint16_t o[16], q[16];
+                    v_put2(o, INFINI_DTYPE_BF16, a, bn, false);
+                    v_put_bf16x2_lp(q, a, bn, false, true);
+                    for (int l = 0; l < 4; ++l)
+                        for (int k = 0; k < 2; ++k) { /* lane l + 4k of a: element l + 8k in lane-pair order */
+                            uint16_t ea = infiniop_f32_to_bf16(xa[l + 4 * k]), eb = infiniop_f32_to_bf16(xb[l + 4 * k]);
+                            bad += o[l + 4 * k] != ea || o[8 + l + 4 * k] != eb;
+                            bad += q[l + 8 * k] != ea || q[4 + l + 8 * k] != eb;
+                        }
+                }
+            }
+#endif
             if (hi == 0 || hi == 0x8000) { /* the 16-bit inputs, once */
                 vh in;
                 for (int l = 0; l < VL; ++l) in[l] = (uint16_t)(lo + (uint32_t)l * step);
                 vf fh = v_from_f16(in), fb = v_from_bf16(in);
+#if defined(__AVX2__) && VL == 8
+                { /* lane-pair loads of 16 halves */
+                    uint16_t blk[16];
+                    for (int l = 0; l < 16; ++l) blk[l] = (uint16_t)(lo + (uint32_t)l * step);
+                    vf p0, p1;
+                    v_load_bf16x2_lp(blk, &p0, &p1);
+                    for (int l = 0; l < 8; ++l) {
+                        float e0 = infiniop_bf16_to_f32(blk[l < 4 ? l : l + 4]), e1 = infiniop_bf16_to_f32(blk[l < 4 ? l + 4 : l + 8]);
+                        float g0 = p0[l], g1 = p1[l];
+                        bad += memcmp(&g0, &e0, 4) != 0;
+                        bad += memcmp(&g1, &e1, 4) != 0;
+                    }
+                }
+#endif
                 for (int l = 0; l < VL; ++l) {
                     float eh = infiniop_f16_to_f32(in[l]), eb = infiniop_bf16_to_f32(in[l]);
                     float gh = fh[l], gb = fb[l]; /* lanes copied out: clang takes no lane's address */
@@ -157,11 +199,11 @@ INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
             vf s = v_sigmoid(v), sh = v_sigmoid_h(v, true);
             vf eh = v_exp_neg_h((vf)((vu)v | 0x80000000u), true);
 #if V_FMA && VL == 8
-            vf e2 = v_exp2_half_256(v); /* softmax's 2^t (AVX2), t <= 127 */
+            vf e2 = v_exp2_half_256(v); /* softmax's 2^t (AVX2), t <= 126 */
 #endif
             for (int l = 0; l < VL; ++l) {
 #if V_FMA && VL == 8
-                if (!(x[l] > 127.0f)) {
+                if (!(x[l] > 126.0f)) {
                     double re = rel_err(e2[l], exp2((double)x[l]));
                     if (re > hexp) hexp = re;
                 }

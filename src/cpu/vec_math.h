@@ -72,30 +72,37 @@ INFINIOP_ALWAYS_INLINE __m512 v_exp2_half_512(__m512 t) {
 }
 #endif
 #if V_FMA && VL == 8
-/* 2^t for results rounded to a half type next (AVX2), t <= 127 or NaN:
- * t clamped below at -127 (vmaxps with t second keeps a NaN t), n = RN(t)
- * by the 1.5 * 2^23 shifter, g = t - n in [-0.5, 0.5] (exact), a degree-4
- * relative minimax fit of 2^g (2^-18.5 measured in float32 over every g;
- * its constant term is not 1: 2^0 comes out 1 - 7e-7), and p 2^n with
- * 2^n built from the shifted bits: n = -127 gives exponent field 0, the
- * scale +0, so t <= -126.5 (2^t < 2^-126) and t = -inf give +0 without a
- * compare or select. 12 operations a vector where v_exp_neg_h's half
- * variant of an x - m took 17 (the reduction in ln 2 parts, the
- * underflow compare and two selects). */
+/* 2^t for results rounded to a half type next (AVX2), t <= 126 or NaN
+ * (every caller has t <= 0 up to a rounding): t clamped below at -128
+ * (vmaxps with t second keeps a NaN t), n = RN(t) by the shifter, g = t - n
+ * in [-0.5, 0.5] (exact), a degree-4 relative minimax fit of 2^g (2^-18.5
+ * measured in float32 over every g; its constant term is not 1: 2^0 comes
+ * out 1 - 7e-7), halved, times 2^(n + 1) built from the shifted bits:
+ * n = -128 gives exponent field 0, the scale +0, so t <= -127.5 (2^t <
+ * 2^-127.5) and t = -inf give +0 without a compare or select; t in
+ * (-127.5, -126.5) gives p 2^-127, a float32 subnormal within 2^-126 of
+ * 2^t (the clamp at -127 with the bias added gave +0 there). 11 operations
+ * a vector (the bias add and its constant gone: callgrind AVX2 silu bf16
+ * -5%, causal_softmax bf16 -3%, bench/NOTES.md session 7) where
+ * v_exp_neg_h's half variant of an x - m took 17 (the reduction in ln 2
+ * parts, the underflow compare and two selects). */
 INFINIOP_ALWAYS_INLINE vf v_exp2_half_256_c(vf tv, bool clamp) {
-    const __m256 shifter = _mm256_set1_ps(12582912.0f);
-    __m256 t = clamp ? _mm256_max_ps(_mm256_set1_ps(-127.0f), (__m256)tv) : (__m256)tv;
+    /* the shifter 1.5 * 2^23 + 128 (even: k = t + shifter rounds to the
+     * same n as 1.5 * 2^23 does); k's bits are 0x4b400000 + n + 128, and
+     * shifted left by 23 they are the exponent field n + 128 (n >= -128),
+     * 2^(n + 1): no add of the bias. The coefficients are halved (exactly)
+     * to give p / 2, so p / 2 2^(n + 1) = p 2^n. */
+    const __m256 shifter = _mm256_set1_ps(12583040.0f);
+    __m256 t = clamp ? _mm256_max_ps(_mm256_set1_ps(-128.0f), (__m256)tv) : (__m256)tv;
     __m256 k = _mm256_add_ps(t, shifter);
     __m256 g = _mm256_sub_ps(t, _mm256_sub_ps(k, shifter));
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(9.570102207e-03f), g, _mm256_set1_ps(5.591785908e-02f));
-    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(2.402474433e-01f));
-    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(6.931217909e-01f));
-    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(9.999992847e-01f));
-    /* k's bits are 0x4b400000 + n (|n| < 2^22); exponent field n + 127 */
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32((__m256i)k, _mm256_set1_epi32(127 - 0x4b400000)), 23);
-    return (vf)_mm256_mul_ps(p, (__m256)e);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(9.570102207e-03f * 0.5f), g, _mm256_set1_ps(5.591785908e-02f * 0.5f));
+    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(2.402474433e-01f * 0.5f));
+    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(6.931217909e-01f * 0.5f));
+    p = _mm256_fmadd_ps(p, g, _mm256_set1_ps(9.999992847e-01f * 0.5f));
+    return (vf)_mm256_mul_ps(p, (__m256)_mm256_slli_epi32((__m256i)k, 23));
 }
-/* clamp = false (a compile-time constant): the caller promises t >= -126
+/* clamp = false (a compile-time constant): the caller promises t >= -127
  * (or NaN); no clamp. */
 INFINIOP_ALWAYS_INLINE vf v_exp2_half_256(vf t) { return v_exp2_half_256_c(t, true); }
 #endif
@@ -125,9 +132,10 @@ INFINIOP_ALWAYS_INLINE vf v_exp_neg_hu(vf x, bool half, bool under) {
 #else
 #if V_FMA && VL == 8
     /* half outputs: 2^(x log2e) by v_exp2_half_256, whose clamp (under:
-     * sigmoid) gives 0 below 2^-126.5 with no compare or select (12
-     * operations where the steps below take 17); without it (silu, x >=
-     * -87.3365: t >= -126) 11, and fewer constants held in registers */
+     * sigmoid) gives 0 below 2^-127.5 and within 2^-126 of 2^t above, with
+     * no compare or select (11 operations where the steps below take 17);
+     * without it (silu, x >= -87.3365: t >= -126) 10, and fewer constants
+     * held in registers */
     if (half) return v_exp2_half_256_c(x * v_splat(log2e), under);
 #endif
     vi underflow = x < -87.3365448f; /* ln(2^-126): below it e^x is subnormal */

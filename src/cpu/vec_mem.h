@@ -154,29 +154,103 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2(void *p, vf v0, vf v1, bool stream) {
 }
 #endif
 #if defined(__AVX2__) && VL == 8
+/* AVX2: v0, v1 rounded to BF16 as v_to_bf16_bits (no NaN lane), 16
+ * halves. Each vector's low and high 16-bit halves are gathered by one
+ * vpshufb (lows to the low qword of each 128-bit lane), and two vpunpck
+ * {l,h}qdq give L and H, the low and high halves of the 16 elements; then
+ * in 16-bit lanes, for all 16 at once: round up (H + 1) exactly when
+ * L + lsb(H) + 0x7fff carries, i.e. L + lsb >= 0x8001, i.e.
+ * (L ^ 0x8000) + lsb > 0 as signed 16-bit (vpaddsw: the sum saturates at
+ * 0x7fff, still > 0, when L = 0xffff and lsb = 1); H + 1 of the largest
+ * finite half gives infinity, as dtype.h does. 9 operations a pair where
+ * the 32-bit form (shift, and, two adds, shift a vector, one pack) took
+ * 11. The halves come out as v0[0..3] v1[0..3] v0[4..7] v1[4..7];
+ * in_order: one vpermq (qwords 0 2 1 3) restores the order; without it
+ * the 16 halves are in order when v0, v1 hold elements 0-3, 8-11 and 4-7,
+ * 12-15 (the lane-pair order of v_load_bf16x2_lp). tests/test_vec.c checks
+ * every float32. */
+INFINIOP_ALWAYS_INLINE __m256i v_bf16x2_avx2(vf v0, vf v1, bool in_order) {
+    const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, /* lane 0 */
+                                           0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    __m256i a = _mm256_shuffle_epi8((__m256i)v0, split), b = _mm256_shuffle_epi8((__m256i)v1, split);
+    __m256i l = _mm256_unpacklo_epi64(a, b), h = _mm256_unpackhi_epi64(a, b);
+    __m256i lsb = _mm256_and_si256(h, _mm256_set1_epi16(1));
+    __m256i up = _mm256_cmpgt_epi16(_mm256_adds_epi16(_mm256_xor_si256(l, _mm256_set1_epi16((short)0x8000)), lsb),
+                                    _mm256_setzero_si256());
+    __m256i r = _mm256_sub_epi16(h, up); /* up: -1 where rounding up */
+    return in_order ? _mm256_permute4x64_epi64(r, 0xd8) : r;
+}
+/* Any lane of v0 or v1 NaN: one vcmpunordps of the two (unordered when
+ * either lane is NaN) and one vtestps (a compare for each and their or
+ * took two operations more). */
+INFINIOP_ALWAYS_INLINE bool v_any_nan2(vf v0, vf v1) {
+    __m256 m = _mm256_cmp_ps((__m256)v0, (__m256)v1, _CMP_UNORD_Q);
+    return !_mm256_testz_ps(m, m);
+}
+INFINIOP_ALWAYS_INLINE void v_store_h2(void *p, __m256i h, bool stream) {
+    if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
+    else _mm256_storeu_si256((__m256i *)p, h);
+}
 /* AVX2: v0, v1 as 16 BF16 in order, rounded as v_to_bf16_bits, by one
  * pack and one lane permutation for the pair (v_to_bf16 converts each
  * vector with its own pack, permutation and NaN select: ~12 operations a
- * vector, ~8 here); false, nothing stored, when a lane is NaN (the caller
- * takes v_put, which keeps NaN payloads as dtype.h does). */
+ * vector, ~8 here); false, nothing stored, when check is set and a lane is
+ * NaN (the caller takes v_put, which keeps NaN payloads as dtype.h does). */
 INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2_c(void *p, vf v0, vf v1, bool stream, bool check) {
-    if (check) {
-        __m256 nan = _mm256_or_ps(_mm256_cmp_ps((__m256)v0, (__m256)v0, _CMP_UNORD_Q),
-                                  _mm256_cmp_ps((__m256)v1, (__m256)v1, _CMP_UNORD_Q));
-        if (__builtin_expect(!_mm256_testz_ps(nan, nan), 0)) return false;
-    }
-    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff);
-    __m256i u0 = (__m256i)v0, u1 = (__m256i)v1;
-    __m256i r0 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u0, half), _mm256_and_si256(_mm256_srli_epi32(u0, 16), one)), 16);
-    __m256i r1 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u1, half), _mm256_and_si256(_mm256_srli_epi32(u1, 16), one)), 16);
-    /* packus per 128-bit lane: v0[0..3] v1[0..3] v0[4..7] v1[4..7]; qwords 0 2 1 3 restore the order */
-    __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xd8);
-    if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
-    else _mm256_storeu_si256((__m256i *)p, h);
+    if (check && __builtin_expect(v_any_nan2(v0, v1), 0)) return false;
+    v_store_h2(p, v_bf16x2_avx2(v0, v1, true), stream);
     return true;
 }
 INFINIOP_ALWAYS_INLINE bool v_put_bf16x2_avx2(void *p, vf v0, vf v1, bool stream) {
     return v_put_bf16x2_avx2_c(p, v0, v1, stream, true);
+}
+/* ------------------------------------------------------------ BF16 in lane-pair order (AVX2) */
+/* 16 BF16 at p as two float32 vectors in lane-pair order: lo holds
+ * elements 0-3, 8-11, hi 4-7, 12-15 (vpunpcklwd / vpunpckhwd with zero put
+ * each half in the high word of its lane: one operation a vector, the load
+ * folded in, where v_load takes a vpmovzxwd and a shift). Lane-wise work
+ * does not care about the order; v_put_bf16x2_lp stores such a pair back in
+ * element order with one pack and no permutation. Sums must map the lanes
+ * back (add_rms_norm's pass 1 does). */
+INFINIOP_ALWAYS_INLINE void v_load_bf16x2_lp(const void *p, vf *lo, vf *hi) {
+    __m256i u = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    *lo = (vf)_mm256_unpacklo_epi16(z, u);
+    *hi = (vf)_mm256_unpackhi_epi16(z, u);
+}
+/* Vector k (0: lo, 1: hi) of the 16 BF16 at p in lane-pair order: one
+ * vpunpck{l,h}wd, the load folded in (a kernel loading both halves of a
+ * block in separate places). */
+INFINIOP_ALWAYS_INLINE vf v_load_bf16_lp(const void *p, int k) {
+    __m256i u = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    return (vf)(k ? _mm256_unpackhi_epi16(z, u) : _mm256_unpacklo_epi16(z, u));
+}
+/* lo, hi in lane-pair order, stored as 16 BF16 in element order, rounded
+ * as v_to_bf16; check: a pair holding a NaN goes back to element order
+ * (two vperm2f128) and takes v_put, which keeps the payloads. Callers that
+ * have proved the pair NaN-free pass check = false. */
+INFINIOP_ALWAYS_INLINE void v_put_bf16x2_lp(void *p, vf lo, vf hi, bool stream, bool check) {
+    if (check && __builtin_expect(v_any_nan2(lo, hi), 0)) {
+        v_put(p, INFINI_DTYPE_BF16, (vf)_mm256_permute2f128_ps((__m256)lo, (__m256)hi, 0x20), stream);
+        v_put(V_AT(p, INFINI_DTYPE_BF16, VL), INFINI_DTYPE_BF16,
+              (vf)_mm256_permute2f128_ps((__m256)lo, (__m256)hi, 0x31), stream);
+        return;
+    }
+    v_store_h2(p, v_bf16x2_avx2(lo, hi, false), stream);
+}
+/* v_put_bf16x2_lp of a0, a1 at p and b0, b1 at q; check: one NaN test for
+ * the four vectors (a pair holding a NaN takes v_put_bf16x2_lp's path). */
+INFINIOP_ALWAYS_INLINE void v_put2x2_lp(void *p, void *q, vf a0, vf a1, vf b0, vf b1, bool stream, bool check) {
+    if (check) {
+        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
+                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        if (__builtin_expect(!_mm256_testz_ps(m, m), 0)) {
+            v_put_bf16x2_lp(p, a0, a1, stream, true);
+            v_put_bf16x2_lp(q, b0, b1, stream, true);
+            return;
+        }
+    }
+    v_store_h2(p, v_bf16x2_avx2(a0, a1, false), stream);
+    v_store_h2(q, v_bf16x2_avx2(b0, b1, false), stream);
 }
 #endif
 /* Two vectors, 2 VL elements, as v_put: on AVX-512 BF16 v_put_bf16x2
@@ -195,7 +269,8 @@ INFINIOP_ALWAYS_INLINE void v_put2(void *p, infiniDtype_t t, vf v0, vf v1, bool 
     v_put(V_AT(p, t, VL), t, v1, stream);
 }
 /* v_put2 of a0, a1 at p and of b0, b1 at q, with one subnormal test for
- * the four vectors on AVX-512 BF16 (two-output kernels). */
+ * the four vectors on AVX-512 BF16, one NaN test on AVX2 (two-output
+ * kernels). */
 INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, vf a1, vf b0, vf b1, bool stream) {
 #if defined(__AVX512BF16__) && VL == 16
     if (t == INFINI_DTYPE_BF16) {
@@ -203,6 +278,16 @@ INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, v
         if (__builtin_expect(_kortestc_mask16_u8(k, 0), 1)) {
             v_put_bf16x2(p, a0, a1, stream);
             v_put_bf16x2(q, b0, b1, stream);
+            return;
+        }
+    }
+#elif defined(__AVX2__) && VL == 8
+    if (t == INFINI_DTYPE_BF16) { /* one NaN test for the four vectors */
+        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
+                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        if (__builtin_expect(_mm256_testz_ps(m, m), 1)) {
+            v_store_h2(p, v_bf16x2_avx2(a0, a1, true), stream);
+            v_store_h2(q, v_bf16x2_avx2(b0, b1, true), stream);
             return;
         }
     }

@@ -32,7 +32,7 @@
  * same amount, a common factor that the division by the row's sum cancels
  * (it is softmax with m' = c / log2e). x = -inf gives 0. AVX2: the same
  * t by one FMA and 2^t by v_exp2_half_256 (x <= m: t is at most c's
- * rounding error above 0, inside its t <= 127).
+ * rounding error above 0, inside its t <= 126).
  * Elsewhere v_exp_neg_h(x - m, true). */
 INFINIOP_ALWAYS_INLINE vf v_exp_shifted_half(vf x, float m, float c) {
 #if V_FMA && VL == 16

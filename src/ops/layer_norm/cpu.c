@@ -90,32 +90,70 @@ INFINIOP_ALWAYS_INLINE vf zdiv_inrange(vf d, v_div_t dv, vf rsd) {
     return v_div_pos_inrange(d, dv);
 }
 
-/* o of the VL columns from j of weight w and bias b (dtype wt; b NULL
- * without bias), given their z. */
-typedef vf (*affine_fn)(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j);
-INFINIOP_ALWAYS_INLINE vf affine_bias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j) {
-    return v_fma(z, v_load(V_CAT(w, wt, j), wt), v_load(V_CAT(b, wt, j), wt));
+/* Lane-pair order (AVX2, BF16 rows; cpu/vec_mem.h v_load_bf16x2_lp): the
+ * pair loop loads each block of 2 VL BF16 columns as two vectors holding
+ * columns 0-3, 8-11 and 4-7, 12-15 (one vpunpck{l,h}wd each, the load
+ * folded in, where v_load takes two operations) and stores z and o by one
+ * pack per pair without the lane permutation. Every operation of the loop
+ * is lane-wise, so each column gets the same float as in element order.
+ * Weight and bias: BF16 ones are loaded the same way; the float32 buffers
+ * of wb_fill hold each whole block in that order. */
+#if defined(__AVX2__) && VL == 8
+#define LN_LP 1
+#else
+#define LN_LP 0
+#endif
+/* Vector k of the 2 VL columns from j of p (dtype t): lp with BF16 data
+ * (or a float32 buffer already in lane-pair order: plain loads). */
+INFINIOP_ALWAYS_INLINE vf load_k(const void *p, infiniDtype_t t, size_t j, int k, bool lp) {
+#if LN_LP
+    if (lp && t == INFINI_DTYPE_BF16) return v_load_bf16_lp(V_CAT(p, t, j), k);
+#endif
+    (void)lp;
+    return v_load(V_CAT(p, t, j + (size_t)k * VL), t);
 }
-INFINIOP_ALWAYS_INLINE vf affine_nobias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j) {
+
+/* o of vector k of the 2 VL columns from j of weight w and bias b (dtype
+ * wt; b NULL without bias), given its z (lp: lane-pair order). */
+typedef vf (*affine_fn)(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j, int k, bool lp);
+INFINIOP_ALWAYS_INLINE vf affine_bias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j, int k, bool lp) {
+    return v_fma(z, load_k(w, wt, j, k, lp), load_k(b, wt, j, k, lp));
+}
+INFINIOP_ALWAYS_INLINE vf affine_nobias(vf z, const void *w, const void *b, infiniDtype_t wt, size_t j, int k,
+                                        bool lp) {
     (void)b;
-    return z * v_load(V_CAT(w, wt, j), wt);
+    return z * load_k(w, wt, j, k, lp);
 }
 
 /* Store z0, z1 at z and o0, o1 at o (2 VL elements of dtype t): normal or
  * streaming stores, and for BF16 outputs proved NaN-free (out_cols) the
  * stores without NaN test (v_put2x2_nonan). */
-typedef void (*put2_fn)(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1);
-INFINIOP_ALWAYS_INLINE void put2_cached(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
-    v_put2x2(z, o, t, z0, z1, o0, o1, false);
+typedef void (*put2_fn)(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1, bool lp);
+INFINIOP_ALWAYS_INLINE void put2_any(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1, bool lp,
+                                     bool stream, bool nonan) {
+#if LN_LP
+    if (lp && t == INFINI_DTYPE_BF16) {
+        v_put2x2_lp(z, o, z0, z1, o0, o1, stream, !nonan);
+        return;
+    }
+#endif
+    (void)lp;
+    if (nonan) v_put2x2_nonan(z, o, t, z0, z1, o0, o1, stream);
+    else v_put2x2(z, o, t, z0, z1, o0, o1, stream);
 }
-INFINIOP_ALWAYS_INLINE void put2_stream(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
-    v_put2x2(z, o, t, z0, z1, o0, o1, true);
+INFINIOP_ALWAYS_INLINE void put2_cached(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1, bool lp) {
+    put2_any(z, o, t, z0, z1, o0, o1, lp, false, false);
 }
-INFINIOP_ALWAYS_INLINE void put2_cached_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
-    v_put2x2_nonan(z, o, t, z0, z1, o0, o1, false);
+INFINIOP_ALWAYS_INLINE void put2_stream(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1, bool lp) {
+    put2_any(z, o, t, z0, z1, o0, o1, lp, true, false);
 }
-INFINIOP_ALWAYS_INLINE void put2_stream_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1) {
-    v_put2x2_nonan(z, o, t, z0, z1, o0, o1, true);
+INFINIOP_ALWAYS_INLINE void put2_cached_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1,
+                                              bool lp) {
+    put2_any(z, o, t, z0, z1, o0, o1, lp, false, true);
+}
+INFINIOP_ALWAYS_INLINE void put2_stream_nonan(void *z, void *o, infiniDtype_t t, vf z0, vf z1, vf o0, vf o1,
+                                              bool lp) {
+    put2_any(z, o, t, z0, z1, o0, o1, lp, true, true);
 }
 /* Store VL elements z at z and o at o: normal or streaming stores. */
 typedef void (*put1_fn)(void *z, void *o, infiniDtype_t t, vf zv, vf ov);
@@ -138,15 +176,17 @@ INFINIOP_ALWAYS_INLINE void out_span(const span_t *s, size_t n, zdiv_fn zdiv, af
     const float K = s->K, delta = s->delta;
     const v_div_t dv = v_div_setup(s->sd);
     const vf rsd = v_splat(1.0f / s->sd);
+    const bool lp = LN_LP && t == INFINI_DTYPE_BF16;
     size_t j = 0;
     for (; j + 2 * VL <= n; j += 2 * VL) {
-        vf z0 = zdiv((v_load(V_CAT(x, t, j), t) - K) - delta, dv, rsd);
-        vf z1 = zdiv((v_load(V_CAT(x, t, j + VL), t) - K) - delta, dv, rsd);
-        put2(V_AT(z, t, j), V_AT(o, t, j), t, z0, z1, affine(z0, w, b, wt, j), affine(z1, w, b, wt, j + VL));
+        vf z0 = zdiv((load_k(x, t, j, 0, lp) - K) - delta, dv, rsd);
+        vf z1 = zdiv((load_k(x, t, j, 1, lp) - K) - delta, dv, rsd);
+        put2(V_AT(z, t, j), V_AT(o, t, j), t, z0, z1, affine(z0, w, b, wt, j, 0, lp), affine(z1, w, b, wt, j, 1, lp),
+             lp);
     }
     for (; j + VL <= n; j += VL) {
         vf zv = zdiv((v_load(V_CAT(x, t, j), t) - K) - delta, dv, rsd);
-        put1(V_AT(z, t, j), V_AT(o, t, j), t, zv, affine(zv, w, b, wt, j));
+        put1(V_AT(z, t, j), V_AT(o, t, j), t, zv, affine(zv, w, b, wt, j, 0, false));
     }
     if (j < n) {
         size_t m = n - j;
@@ -261,6 +301,24 @@ INFINIOP_ALWAYS_INLINE bool wb_fill(const ctx_t *c, infiniDtype_t T, size_t j0, 
     bool bias = info->has_bias;
     ptrdiff_t ws = info->w_stride, bs = info->b_stride;
     size_t j = 0;
+#if LN_LP
+    if (T == INFINI_DTYPE_BF16) { /* whole blocks of 2 VL in lane-pair order (out_span's pair loop) */
+        const uint16_t *wh = c->w, *bh = c->b;
+        for (; ws == 1 && (!bias || bs == 1) && j + 2 * VL <= n; j += 2 * VL) {
+            v_load_bf16x2_lp(wh + j0 + j, (vf *)(wf + j), (vf *)(wf + j + VL));
+            if (bias) v_load_bf16x2_lp(bh + j0 + j, (vf *)(bf + j), (vf *)(bf + j + VL));
+        }
+        for (; j + 2 * VL <= n; j += 2 * VL) { /* strided: the bits gathered */
+            uint16_t hw[2 * VL], hb[2 * VL];
+            for (int l = 0; l < 2 * VL; ++l) hw[l] = wh[(ptrdiff_t)(j0 + j + (size_t)l) * ws];
+            v_load_bf16x2_lp(hw, (vf *)(wf + j), (vf *)(wf + j + VL));
+            if (bias) {
+                for (int l = 0; l < 2 * VL; ++l) hb[l] = bh[(ptrdiff_t)(j0 + j + (size_t)l) * bs];
+                v_load_bf16x2_lp(hb, (vf *)(bf + j), (vf *)(bf + j + VL));
+            }
+        }
+    }
+#endif
     if (ws == 1 && (!bias || bs == 1)) {
         for (; j + VL <= n; j += VL) {
             *(vf_u *)(wf + j) = v_load(V_CAT(c->w, T, j0 + j), T);
