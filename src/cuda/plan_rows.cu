@@ -137,11 +137,11 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     if (policy == 1 && !lat && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return false; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
-     * kernel and the rows fill the GPU (fewer rows: blocks spread them);
-     * up to 16 elements a thread in the scalar form. */
+     * kernel and the shape is not latency-bound (latency-bound: blocks
+     * spread the rows); up to 16 elements a thread in the scalar form. */
     const size_t warp_acc =
         scalar ? 32 * its[2] : (reg_flags & INFINIOP_CUDA_REG_WARP8) && !lat && kn.warp8 ? 256 : 128;
-    /* Fewer rows than SMs: a row of more than 32 accesses is spread over a
+    /* Latency-bound: a row of more than 32 accesses is spread over a
      * block, an access a thread, rather than held by one warp, whose long
      * dependent chain of instructions would then be the whole latency. */
     const bool spread = lat && acc > 32;
