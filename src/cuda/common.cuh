@@ -93,36 +93,23 @@ __device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt:
  * accesses stay coherent, so in-place calls are safe. (A few percent on
  * the long-row norms: bench/NOTES.md.) VT is a 16-byte vector, or one
  * element of 2 or 4 bytes (the register path's one-element form). */
+/* The machine word that __ldcs / __stcs move for an access of N bytes. */
+template <size_t N> struct OnceWord;
+template <> struct OnceWord<16> { typedef int4 type; };
+template <> struct OnceWord<4> { typedef unsigned type; };
+template <> struct OnceWord<2> { typedef unsigned short type; };
 template <typename VT> __device__ __forceinline__ VT load_once(const void *p) {
-    static_assert(sizeof(VT) == 16 || sizeof(VT) == 4 || sizeof(VT) == 2, "16-byte vectors or 2-, 4-byte elements");
+    typedef typename OnceWord<sizeof(VT)>::type Word; /* (16-byte vectors or 2-, 4-byte elements) */
+    const Word t = __ldcs(reinterpret_cast<const Word *>(p));
     VT v;
-    if constexpr (sizeof(VT) == 16) {
-        const int4 t = __ldcs(reinterpret_cast<const int4 *>(p));
-        memcpy(&v, &t, 16);
-    } else if constexpr (sizeof(VT) == 4) {
-        const unsigned t = __ldcs(reinterpret_cast<const unsigned *>(p));
-        memcpy(&v, &t, 4);
-    } else {
-        const unsigned short t = __ldcs(reinterpret_cast<const unsigned short *>(p));
-        memcpy(&v, &t, 2);
-    }
+    memcpy(&v, &t, sizeof v);
     return v;
 }
 template <typename VT> __device__ __forceinline__ void store_once(void *p, const VT &v) {
-    static_assert(sizeof(VT) == 16 || sizeof(VT) == 4 || sizeof(VT) == 2, "16-byte vectors or 2-, 4-byte elements");
-    if constexpr (sizeof(VT) == 16) {
-        int4 t;
-        memcpy(&t, &v, 16);
-        __stcs(reinterpret_cast<int4 *>(p), t);
-    } else if constexpr (sizeof(VT) == 4) {
-        unsigned t;
-        memcpy(&t, &v, 4);
-        __stcs(reinterpret_cast<unsigned *>(p), t);
-    } else {
-        unsigned short t;
-        memcpy(&t, &v, 2);
-        __stcs(reinterpret_cast<unsigned short *>(p), t);
-    }
+    typedef typename OnceWord<sizeof(VT)>::type Word;
+    Word t;
+    memcpy(&t, &v, sizeof t);
+    __stcs(reinterpret_cast<Word *>(p), t);
 }
 
 /* Asks L2 for the line holding p (no register, no wait). */

@@ -23,9 +23,10 @@
 
 /* The register path (cuda/rows.cuh), for rows of whole 16-byte vectors:
  * vecs = ncols / vec_elems vectors a row, weight and bias of any stride
- * (the one-element form: the same with elements; plan_reg). "Latency-bound" is latency_bound's rule below:
- * fewer rows than SMs, or rows x vectors within one thread each of the
- * whole GPU.
+ * (the one-element form: the same with elements; plan_reg).
+ * "Latency-bound" is latency_bound's rule below: fewer rows than SMs, or
+ * rows x vectors (and their bytes) within one thread each of the whole
+ * GPU.
  *  - vecs <= 128 (latency-bound: vecs <= 32): `lanes` threads of a warp
  *    per row (the smallest power of two that holds the row in at most 4
  *    vectors a thread, 1 vector a thread when it can), blocks of 256
@@ -95,11 +96,14 @@ struct RowCtx {
  * (bench/NOTES.md): add_rms_norm bf16 197x896 1.47x faster, 1000x896
  * 1.17x, layer_norm f16 197x768 1.60x; with inputs past the second bound
  * (add_rms_norm f32 32x31x896 permuted, 7.1 MB) 0.80x, hence that bound. */
+/* Bytes of input a row: every input tensor (REG_2IN: two), element size
+ * 16 / vec_elems. */
+static size_t row_in_bytes(const InfiniopRowShape &s) {
+    return s.ncols * (size_t)(16 / s.vec_elems) * (s.reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
+}
 static bool latency_bound(const RowCtx &c, size_t acc) {
     const size_t sms = (size_t)c.p.sm_count, threads = sms * (size_t)c.p.max_threads_per_sm;
-    const size_t in_bytes = c.s.nrows * c.s.ncols * (size_t)(16 / c.s.vec_elems) *
-                            (c.s.reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
-    return c.s.nrows < sms || (c.s.nrows * acc <= threads && in_bytes <= threads * 16);
+    return c.s.nrows < sms || (c.s.nrows * acc <= threads && c.s.nrows * row_in_bytes(c.s) <= threads * 16);
 }
 
 /* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
@@ -163,7 +167,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
      * holds, or it keeps the streaming kernel (measured: softmax rows of
      * 197 elements, 16 a lane, ran 1.5x slower than the warp streaming
      * kernel; rows of 511, 1.2x faster: bench/NOTES.md). */
-    if (scalar && acc <= warp_acc && !spread && !lat && acc * 2 < lanes * sub_items) return false;
+    if (scalar && !lat && acc <= warp_acc && acc * 2 < lanes * sub_items) return false;
     if (acc <= warp_acc && !spread) {
         const size_t items = sub_items;
         unsigned threads = 256;
@@ -229,8 +233,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
      * evicts rows before they are used (bench/NOTES.md). */
     size_t pf = 0;
     if (!lat && p.l2_bytes) {
-        const size_t row_bytes = ncols * (size_t)(16 / vec_elems) * (reg_flags & INFINIOP_CUDA_REG_2IN ? 2 : 1);
-        pf = p.l2_bytes / 8 / row_bytes;
+        pf = p.l2_bytes / 8 / row_in_bytes(c.s);
         if (pf < 1) pf = 1;
         if (pf > 1u << 20) pf = 1u << 20;
     }

@@ -188,22 +188,23 @@ static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
 
 /* Chooses the kernel instance for the launch's items, group form and
  * access width (all from the plan) and launches it: returns launch(I, M,
- * SC), I and M std::integral_constant<int> of the items and the mode, SC
- * std::integral_constant<bool>, true for the one-element form (plan.h's
- * `scalar`: the kernel's V is 1), e.g.
- *     rg_dispatch(q, [&](auto I, auto M, auto SC) {
- *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(SC)::value>, q, ...); });
+ * A), I, M and A std::integral_constant<int> of the items, the mode and
+ * the elements an access (VEC, the operator's 16-byte vector width, or 1
+ * for the one-element form, plan.h's `scalar`), e.g.
+ *     rg_dispatch<V>(q, [&](auto I, auto M, auto A) {
+ *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(A)::value>, q, ...); });
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
  * (INFINIOP_CUDA_REG_WARP8). The one-element form holds 1, 4 or 16
  * elements a thread (a cluster: 16). */
-template <int SUB8 = 4, typename Launch> static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
+template <int VEC, int SUB8 = 4, typename Launch>
+static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
     const int mode = q.kernel == INFINIOP_CUDA_ROW_REG_SUB     ? RG_SUB
                      : q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ? RG_BLOCK
                                                                : RG_CLUSTER;
 #define RG_CASE(I, M, SC)                                                                                              \
     if (q.items == I && mode == M && q.scalar == SC)                                                                   \
         return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                              \
-                      std::integral_constant<bool, SC>());
+                      std::integral_constant<int, SC ? 1 : VEC>());
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false)
     RG_CASE(1, RG_SUB, false) RG_CASE(2, RG_SUB, false) RG_CASE(4, RG_SUB, false)
     RG_CASE(1, RG_BLOCK, false) RG_CASE(2, RG_BLOCK, false) RG_CASE(4, RG_BLOCK, false)

@@ -182,9 +182,9 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
     if (rg_is_reg(q))
-        return rg_dispatch(q, [&](auto I, auto M, auto SC) {
-            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(SC)::value ? 1 : V>,
-                             q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
+        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV) {
+            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(AV)::value>, q,
+                             p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

@@ -359,10 +359,9 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
                                     dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
                                     q.smem, *info);
     if (rg_is_reg(q))
-        return rg_dispatch<8>(q, [&](auto I, auto M, auto SC) {
-            return rg_launch(
-                causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(SC)::value ? 1 : V>, q,
-                p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
+        return rg_dispatch<V, 8>(q, [&](auto I, auto M, auto AV) {
+            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(AV)::value>, q,
+                             p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

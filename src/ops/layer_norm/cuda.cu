@@ -346,8 +346,8 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (rg_is_reg(q))
-        return rg_dispatch(q, [&](auto I, auto M, auto SC) {
-            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(SC)::value ? 1 : V;
+        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV) {
+            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
             return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV>, q, p.pdl, stream, o, z, sd, x, ws,
                                        bs, q.lanes, *info)
                            : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV>, q, p.pdl, stream, o, z, sd, x, ws,
