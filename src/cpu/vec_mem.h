@@ -187,6 +187,13 @@ INFINIOP_ALWAYS_INLINE bool v_any_nan2(vf v0, vf v1) {
     __m256 m = _mm256_cmp_ps((__m256)v0, (__m256)v1, _CMP_UNORD_Q);
     return !_mm256_testz_ps(m, m);
 }
+/* All-ones in each lane where a0 or a1, or b0 or b1, holds a NaN:
+ * v_any_nan2's compare for each pair and their or (the two-output
+ * kernels' one NaN test for two pairs: vtestps of it). */
+INFINIOP_ALWAYS_INLINE __m256 v_nan_lanes4(vf a0, vf a1, vf b0, vf b1) {
+    return _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
+                        _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+}
 INFINIOP_ALWAYS_INLINE void v_store_h2(void *p, __m256i h, bool stream) {
     if (stream && ((uintptr_t)p & 31) == 0) _mm256_stream_si256((__m256i *)p, h);
     else _mm256_storeu_si256((__m256i *)p, h);
@@ -241,8 +248,7 @@ INFINIOP_ALWAYS_INLINE void v_put_bf16x2_lp(void *p, vf lo, vf hi, bool stream, 
  * the four vectors (a pair holding a NaN takes v_put_bf16x2_lp's path). */
 INFINIOP_ALWAYS_INLINE void v_put2x2_lp(void *p, void *q, vf a0, vf a1, vf b0, vf b1, bool stream, bool check) {
     if (check) {
-        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
-                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        __m256 m = v_nan_lanes4(a0, a1, b0, b1);
         if (__builtin_expect(!_mm256_testz_ps(m, m), 0)) {
             v_put_bf16x2_lp(p, a0, a1, stream, true);
             v_put_bf16x2_lp(q, b0, b1, stream, true);
@@ -283,8 +289,7 @@ INFINIOP_ALWAYS_INLINE void v_put2x2(void *p, void *q, infiniDtype_t t, vf a0, v
     }
 #elif defined(__AVX2__) && VL == 8
     if (t == INFINI_DTYPE_BF16) { /* one NaN test for the four vectors */
-        __m256 m = _mm256_or_ps(_mm256_cmp_ps((__m256)a0, (__m256)a1, _CMP_UNORD_Q),
-                                _mm256_cmp_ps((__m256)b0, (__m256)b1, _CMP_UNORD_Q));
+        __m256 m = v_nan_lanes4(a0, a1, b0, b1);
         if (__builtin_expect(_mm256_testz_ps(m, m), 1)) {
             v_store_h2(p, v_bf16x2_avx2(a0, a1, true), stream);
             v_store_h2(q, v_bf16x2_avx2(b0, b1, true), stream);
