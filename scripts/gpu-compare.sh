@@ -9,6 +9,9 @@
 # (library only) on the same cases. Logs and sweep.md/.json under $OUT
 # (base-sweep.md: the baseline; BASE/.commit may name its commit).
 #   BASE=.. OUT=out [SWEEP="--category named,odd"] [SWEEP_BUDGET=s] scripts/gpu-compare.sh
+# EXTRA_CMAKE: further configure arguments for this tree's build (e.g.
+# -DINFINIOP_CUDA_EXPERIMENTS=ON: the same release plans, plus the
+# planner's environment knobs for variants run afterwards).
 set -o pipefail
 OUT=${OUT:-out}
 BASE=${BASE:-..}
@@ -18,7 +21,7 @@ el() { echo $(($(date +%s) - T0)); }
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader
 echo "baseline: $BASE ($(cat "$BASE/.commit" 2>/dev/null || git -C "$BASE" log --oneline -1 2>/dev/null))"
 cfg=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON -DINFINIOP_CUDA_ARCHITECTURES=90)
-(cmake -S . -B build-gpu "${cfg[@]}" >/dev/null && cmake --build build-gpu -j10) >build-gpu.log 2>&1 &
+(cmake -S . -B build-gpu "${cfg[@]}" ${EXTRA_CMAKE:-} >/dev/null && cmake --build build-gpu -j10) >build-gpu.log 2>&1 &
 p1=$!
 (cmake -S "$BASE" -B build-base "${cfg[@]}" -DINFINIOP_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >/dev/null &&
   cmake --build build-base -j6 --target infiniop) >build-base.log 2>&1 &

@@ -74,10 +74,12 @@ static void named_cases(void) {
     p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && !p.same16, "kernel %d",
           (int)p.aligned.kernel);
-    /* softmax f16 12x197x197 permuted: 197 elements fill less than half of a warp's 32 x 16, the
-     * warp streaming kernel; 32x511x511 sliced: a warp a row, 16 elements a lane */
+    /* softmax f16 12x197x197 permuted: 197 elements fill more than half of a warp's 32 x 8, the
+     * warp form with 8 elements a lane; 32x511x511 sliced: a warp a row, 16 elements a lane */
     p = plan(12 * 197, 197, 8, SOFTMAX, false, true, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP, "kernel %d", (int)p.aligned.kernel);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.scalar && p.aligned.lanes == 32 &&
+              p.aligned.items == 8,
+          "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
     p = plan(32 * 511, 511, 8, SOFTMAX, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.scalar && p.aligned.lanes == 32 &&
               p.aligned.items == 16,
@@ -107,6 +109,17 @@ static void named_cases(void) {
     p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP,
           "kernel %d", (int)p.aligned.kernel);
+    /* ... but latency-bound (fewer rows than SMs: layer_norm bf16 2x20161 transposed), the register
+     * path's one-element form at the column stride: a cluster of 5 blocks, 16 elements a thread */
+    p = plan(2, 20161, 8, LAYER_NORM, false, true, false, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.scalar && p.aligned.items == 16 &&
+              p.aligned.cluster == 5 && p.aligned.early && p.aligned.prefetch == 0,
+          "kernel %d items %u cluster %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.cluster);
+    /* (102 transposed rows of 768: a block a row of 192 threads, 4 elements each) */
+    p = plan(102, 768, 8, LAYER_NORM, false, true, false, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
+              p.aligned.threads == 192,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* add_rms_norm f32 7x777 (odd rows, decode): a block a row of at most 512 threads, 4 elements each */
     p = plan(7, 777, 4, ADD_RMS_NORM_SHORT, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
@@ -183,7 +196,9 @@ static void invariants(void) {
                                                             : (size_t)q->threads * q->items * q->cluster;
                                     CHECK(held * (q->scalar ? 1 : (size_t)ve) >= nc,
                                           "%zux%zu: the group holds %zu accesses", nr, nc, held);
-                                    CHECK(q->scalar ? q->items == 1 || q->items == 4 || q->items == 16
+                                    CHECK(q->scalar ? q->items == 1 || q->items == 4 || q->items == 16 ||
+                                                          (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB &&
+                                                           (fl & INFINIOP_CUDA_REG_WARP8))
                                                     : q->items == 1 || q->items == 2 || q->items == 4 ||
                                                           (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB),
                                           "%zux%zu: items %u (an instance exists)", nr, nc, q->items);
@@ -195,9 +210,17 @@ static void invariants(void) {
                                           q->cluster);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
                                           "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
-                                    CHECK(q->scalar ? unit : vec,
+                                    CHECK(q->scalar ? unit || q->early : vec,
                                           "%zux%zu: register path without its layout (scalar %d)", nr, nc,
                                           (int)q->scalar);
+                                    CHECK(q->strided == (q->scalar && !unit),
+                                          "%zux%zu: strided %d for unit %d scalar %d", nr, nc, (int)q->strided,
+                                          (int)unit, (int)q->scalar);
+                                    CHECK(!q->strided || (q->kernel != INFINIOP_CUDA_ROW_REG_SUB && q->early &&
+                                                          q->prefetch == 0),
+                                          "%zux%zu: strided rows in kernel %d (an instance exists: block and cluster "
+                                          "forms, early loads, no prefetch)",
+                                          nr, nc, (int)q->kernel);
                                     CHECK(q->scalar || q == &p.aligned, "%zux%zu: an unaligned launch with vectors",
                                           nr, nc);
                                 }

@@ -16,8 +16,10 @@
  *   INFINIOP_CUDA_PDL=0            no programmatic dependent launch (every plan)
  *   INFINIOP_CUDA_REG_EARLY=1      the launches' `early` everywhere
  *   INFINIOP_CUDA_PREFETCH=rows    the launches' `prefetch` (0: off)
- *   INFINIOP_CUDA_REG_SCALAR=off|decode  the one-element register path off,
- *                                  or only for fewer rows than SMs
+ *   INFINIOP_CUDA_REG_SCALAR=off|decode|all  the one-element register path
+ *                                  off, only for fewer rows than SMs, or
+ *                                  wherever it holds the row (no fill rule,
+ *                                  ahead of the peeled streaming kernel)
  */
 #include "cuda/plan.h"
 
@@ -40,5 +42,6 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_PDL"))) k->pdl = strcmp(e, "0") != 0;
     if ((e = getenv("INFINIOP_CUDA_REG_EARLY"))) k->early = !strcmp(e, "1");
     if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) k->prefetch = atol(e);
-    if ((e = getenv("INFINIOP_CUDA_REG_SCALAR"))) k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : 0;
+    if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
+        k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;
 }

@@ -55,8 +55,11 @@ typedef struct {
     unsigned grid;     /* blocks (a multiple of cluster); kernels loop over further rows */
     unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); 1 otherwise */
     unsigned items;    /* REG_*: accesses a thread holds: 16-byte vectors (1, 2, 4; 8 in REG_SUB
-                          where the operator has it) or, scalar, elements (1, 4, 16; CLUSTER: 16) */
+                          where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
+                          where the operator has it; CLUSTER: 16) */
     bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
+    bool strided;      /* REG_BLOCK, REG_CLUSTER, scalar: the elements at the tensors' column strides
+                          (any; transposed inputs, latency-bound shapes only), not consecutive */
     unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
@@ -94,7 +97,7 @@ typedef struct {
     bool early;    /* `early` loads everywhere */
     long prefetch; /* rows of L2 prefetch; < 0: the planner's choice */
     int scalar;    /* the one-element register path: 0 by the rules, 1 off, 2 only with fewer rows
-                      than SMs */
+                      than SMs, 3 wherever it can hold the row (no fill rule, before the peel) */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
@@ -118,7 +121,12 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              a row whose input is the previous row's (a broadcast) is
  *              stored again from registers, not re-read or recomputed;
  *              needs both pointers aligned to the access width; its
- *              fallback is ROWS with vec = 1;
+ *              fallback is ROWS with vec = 1; where the input allows no
+ *              wider access than one element (odd row pitch, a column
+ *              stride other than 1 of under a sector, a broadcast last
+ *              dimension) but the output does, `in1`: the input element
+ *              by element at its column stride, the output by vectors
+ *              (only the output pointer aligned);
  *   TRANSPOSE_VEC  the output's last dimension has unit stride and the
  *              input's unit stride is on another dimension p (`tile_p`):
  *              each thread transposes a V x V block of 16-byte vectors in
@@ -150,6 +158,8 @@ typedef struct {
     unsigned items;    /* accesses a thread issues before its first store (VEC, ROWS) */
     unsigned lanes;    /* ROWS: threads along a row (blockDim.x); threads / lanes rows at once */
     unsigned rows;     /* ROWS: rows each thread loops over */
+    bool in1;          /* ROWS: the input one element at a time, at its last dimension's stride (any
+                          small stride: 0, +-1, 2, ...), the output by `vec` */
     bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
     bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
 } infiniopCudaEltLaunch;
@@ -161,6 +171,7 @@ typedef struct {
 typedef struct {
     infiniopCudaEltLaunch aligned, unaligned;
     unsigned align;
+    bool align_out; /* only the output pointer needs `align` (ROWS with in1) */
     int tile_p; /* TRANSPOSE_*: the input's unit-stride dimension; -1 otherwise */
     bool pdl;   /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaEltPlan;

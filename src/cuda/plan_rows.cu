@@ -111,10 +111,13 @@ static bool latency_bound(const RowCtx &c, size_t acc) {
  * access one element instead of a 16-byte vector, for rows of unit column
  * stride that are not whole vectors or whose pointers are not aligned);
  * the same rules with `acc` = the row's accesses (elements) and items
- * from {1, 4, 16} rather than {1, 2, 4} (a thread holds at most 16
- * elements, 32 or 64 bytes an operand: no more registers than 4
- * vectors), and the byte thresholds (long rows) counted in 16-byte
- * vectors as before. */
+ * from {1, 4, 16} rather than {1, 2, 4}, the warp form also 8 where the
+ * operator has the 8-item warp kernel (INFINIOP_CUDA_REG_WARP8: softmax;
+ * rows of 129-256 elements then fill 32 x 8 rather than half of 32 x 16,
+ * 1.1-1.3x faster there, while add_rms_norm bf16 1058x256 ran 1.3x slower
+ * at 8 than at 16: bench/NOTES.md) (a thread holds at most 16 elements, 32
+ * or 64 bytes an operand: no more registers than 4 vectors), and the byte
+ * thresholds (long rows) counted in 16-byte vectors as before. */
 static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const infiniopCudaProps &p = c.p;
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
@@ -123,7 +126,14 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     if (nrows == 0 || vec_elems <= 1) return false;
     /* parameters (weight, bias) of any stride: rg_load_param */
     if (scalar) {
-        if (!c.s.unit) return false; /* rows of consecutive elements */
+        /* Rows of consecutive elements; rows of another column stride
+         * (a transposed input: a group's lanes then read one element of
+         * each 32-byte sector, the neighbouring rows' groups the rest,
+         * through L2) only where the shape is latency-bound: all the
+         * row's loads in one round trip matter more there than the
+         * sectors' use, which the streaming kernel (one element at a time,
+         * a pass per statistic) does not improve. */
+        if (!c.s.unit && !latency_bound(c, ncols)) return false;
     } else {
         if (!c.s.vec) return false; /* 16-byte layouts */
         if (ncols % (size_t)vec_elems != 0) return false;
@@ -151,6 +161,9 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const bool spread = lat && acc > 32;
     infiniopCudaRowLaunch r = {};
     r.scalar = scalar;
+    /* rows of other column strides: the block and cluster forms (their
+     * own kernel instances; rg_at) */
+    r.strided = scalar && !c.s.unit;
     size_t blocks;
     /* The warp form: `lanes` threads a row, the smallest power of two
      * (up to 32) that holds the row in at most `items` accesses each. */
@@ -158,7 +171,10 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     while (lanes < 32 && lanes < acc) lanes *= 2;
     size_t sub_items = (acc + lanes - 1) / lanes;
     if (scalar)
-        sub_items = sub_items <= 1 ? 1 : sub_items <= 4 ? 4 : 16;
+        sub_items = sub_items <= 1                                                 ? 1
+                    : sub_items <= 4                                               ? 4
+                    : sub_items <= 8 && (reg_flags & INFINIOP_CUDA_REG_WARP8) ? 8
+                                                                                   : 16;
     else
         sub_items = sub_items <= 1 ? 1 : sub_items <= 2 ? 2 : sub_items <= 4 ? 4 : 8;
     /* It unrolls all the items of every lane, held or not: in the
@@ -167,8 +183,8 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
      * holds, or it keeps the streaming kernel (measured: softmax rows of
      * 197 elements, 16 a lane, ran 1.5x slower than the warp streaming
      * kernel; rows of 511, 1.2x faster: bench/NOTES.md). */
-    if (scalar && !lat && acc <= warp_acc && acc * 2 < lanes * sub_items) return false;
-    if (acc <= warp_acc && !spread) {
+    if (scalar && !lat && kn.scalar != 3 && acc <= warp_acc && acc * 2 < lanes * sub_items) return false;
+    if (acc <= warp_acc && !spread && !r.strided) {
         const size_t items = sub_items;
         unsigned threads = 256;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
@@ -311,14 +327,14 @@ static const RowImpl row_impls[] = {
          *q = plan_stream(c, false, true);
          return true;
      }},
-    {"register path, one element an access: unit column strides, plan_reg's rule, and (where the "
-     "peel is allowed) fewer rows than SMs",
+    {"register path, one element an access: unit column strides (other strides: latency-bound shapes), "
+     "plan_reg's rule, and (where the peel is allowed) latency-bound shapes",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
          /* Rows that fill the GPU and allow the peel take it (16-byte
           * vectors for their body); fewer rows than SMs are latency bound,
           * and the register path reads the row in one round trip. */
          const int sk = c.kn.scalar;
-         if (sk == 1 || ((peel || sk == 2) && !latency_bound(c, c.s.ncols))) return false;
+         if (sk == 1 || ((peel || sk == 2) && sk != 3 && !latency_bound(c, c.s.ncols))) return false;
          return plan_reg(c, true, q);
      }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",

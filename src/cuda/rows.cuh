@@ -186,32 +186,39 @@ static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
            q.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER;
 }
 
-/* Chooses the kernel instance for the launch's items, group form and
- * access width (all from the plan) and launches it: returns launch(I, M,
- * A), I, M and A std::integral_constant<int> of the items, the mode and
- * the elements an access (VEC, the operator's 16-byte vector width, or 1
- * for the one-element form, plan.h's `scalar`), e.g.
- *     rg_dispatch<V>(q, [&](auto I, auto M, auto A) {
- *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(A)::value>, q, ...); });
+/* Chooses the kernel instance for the launch's items, group form, access
+ * width and column strides (all from the plan) and launches it: returns
+ * launch(I, M, A, CS), I, M and A std::integral_constant<int> of the
+ * items, the mode and the elements an access (VEC, the operator's 16-byte
+ * vector width, or 1 for the one-element form, plan.h's `scalar`), CS
+ * std::integral_constant<bool>, plan.h's `strided` (block and cluster
+ * forms only), e.g.
+ *     rg_dispatch<V>(q, [&](auto I, auto M, auto A, auto CS) {
+ *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(A)::value,
+ *                                 decltype(CS)::value>, q, ...); });
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
- * (INFINIOP_CUDA_REG_WARP8). The one-element form holds 1, 4 or 16
- * elements a thread (a cluster: 16). */
+ * (INFINIOP_CUDA_REG_WARP8), and 8 elements a thread in the warp form of
+ * the one-element form, which otherwise holds 1, 4 or 16 elements a
+ * thread (a cluster: 16). */
 template <int VEC, int SUB8 = 4, typename Launch>
 static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
     const int mode = q.kernel == INFINIOP_CUDA_ROW_REG_SUB     ? RG_SUB
                      : q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ? RG_BLOCK
                                                                : RG_CLUSTER;
-#define RG_CASE(I, M, SC)                                                                                              \
-    if (q.items == I && mode == M && q.scalar == SC)                                                                   \
+#define RG_CASE(I, M, SC, CS)                                                                                          \
+    if (q.items == I && mode == M && q.scalar == SC && q.strided == CS)                                                \
         return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                              \
-                      std::integral_constant<int, SC ? 1 : VEC>());
-    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false)
-    RG_CASE(1, RG_SUB, false) RG_CASE(2, RG_SUB, false) RG_CASE(4, RG_SUB, false)
-    RG_CASE(1, RG_BLOCK, false) RG_CASE(2, RG_BLOCK, false) RG_CASE(4, RG_BLOCK, false)
-    RG_CASE(1, RG_CLUSTER, false) RG_CASE(2, RG_CLUSTER, false) RG_CASE(4, RG_CLUSTER, false)
-    RG_CASE(1, RG_SUB, true) RG_CASE(4, RG_SUB, true) RG_CASE(16, RG_SUB, true)
-    RG_CASE(1, RG_BLOCK, true) RG_CASE(4, RG_BLOCK, true) RG_CASE(16, RG_BLOCK, true)
-    RG_CASE(16, RG_CLUSTER, true)
+                      std::integral_constant<int, SC ? 1 : VEC>(), std::integral_constant<bool, CS>());
+    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false, false)
+    RG_CASE(1, RG_SUB, false, false) RG_CASE(2, RG_SUB, false, false) RG_CASE(4, RG_SUB, false, false)
+    RG_CASE(1, RG_BLOCK, false, false) RG_CASE(2, RG_BLOCK, false, false) RG_CASE(4, RG_BLOCK, false, false)
+    RG_CASE(1, RG_CLUSTER, false, false) RG_CASE(2, RG_CLUSTER, false, false) RG_CASE(4, RG_CLUSTER, false, false)
+    if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, true, false)
+    RG_CASE(1, RG_SUB, true, false) RG_CASE(4, RG_SUB, true, false) RG_CASE(16, RG_SUB, true, false)
+    RG_CASE(1, RG_BLOCK, true, false) RG_CASE(4, RG_BLOCK, true, false) RG_CASE(16, RG_BLOCK, true, false)
+    RG_CASE(16, RG_CLUSTER, true, false)
+    RG_CASE(1, RG_BLOCK, true, true) RG_CASE(4, RG_BLOCK, true, true) RG_CASE(16, RG_BLOCK, true, true)
+    RG_CASE(16, RG_CLUSTER, true, true)
 #undef RG_CASE
     return cudaErrorInvalidConfiguration;
 }
@@ -223,6 +230,17 @@ static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
 template <typename S, int V> using RgVec = typename std::conditional<V == 1, RawVec<S, 1>, Vec<S, V>>::type;
 template <typename S, int V> __device__ __forceinline__ RgVec<S, V> rg_load(const S *p) {
     return *reinterpret_cast<const RgVec<S, V> *>(p);
+}
+/* Element offset of access c of a row tensor: c * V (16-byte vectors, or
+ * consecutive elements with V = 1) or, CS (the one-element form at the
+ * tensors' column strides: plan.h's `strided`), c * cs. CS is a template
+ * parameter of its own, not a runtime multiply in every kernel: a 64-bit
+ * multiply at each access made the consecutive one-element path 7-14%
+ * slower, and per-thread offsets held across the row loop (first + k *
+ * step) cost the vector path registers, up to 1.4x (bench/NOTES.md). */
+template <int V, bool CS, typename I> __device__ __forceinline__ ptrdiff_t rg_at(I c, ptrdiff_t cs) {
+    if constexpr (CS) return (ptrdiff_t)c * cs;
+    else return (ptrdiff_t)(c * V);
 }
 /* Access c (elements c * V ...) of a parameter vector (weight, bias) of
  * element stride `stride` (any: 1, strided, negative, 0 for a broadcast

@@ -314,7 +314,7 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
          * every 1500 rows (reuse within a run of equal rows only); a
          * permutation that keeps the last dimension; rows too short for a
          * warp (the strided path); one element off alignment (the
-         * unaligned fallback) and in-place */
+         * unaligned fallback) and in-place; and the in1 layouts below */
         {
             static const struct {
                 size_t nd, shape[3];
@@ -336,6 +336,19 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 {2, {37, 7814}, {7814, 1}, {0, 1}, 0, 1, 0},          /* output one element off */
                 {2, {33, 96}, {104, 1}, {104, 1}, 0, 0, 1},           /* in-place */
                 {2, {5, 64}, {64, 1}, {0, 1}, 0, 0, 0},               /* decode-sized broadcast */
+                /* an input that allows no vectors into an output that does
+                 * (in1: the input element by element, the output by
+                 * vectors): odd input pitch (624 K elements), the same one
+                 * element off (input alignment does not matter) and with
+                 * the output off (the fallback), column strides 2 and -1,
+                 * the last dimension broadcast (column stride 0) */
+                {2, {600, 1040}, {1040, 1}, {1041, 1}, 0, 0, 0},
+                {2, {600, 1040}, {1040, 1}, {1041, 1}, 1, 0, 0},
+                {2, {600, 1040}, {1040, 1}, {1041, 1}, 0, 1, 0},
+                {2, {300, 1024}, {1024, 1}, {2051, 2}, 0, 0, 0},
+                {2, {64, 96}, {96, 1}, {96, -1}, 0, 0, 0},
+                {2, {330, 2000}, {2000, 1}, {1, 0}, 0, 0, 0},
+                {3, {7, 3, 40}, {120, 40, 1}, {3, 1, 0}, 0, 0, 0},
             };
             for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++) {
                 if (tl_quick && rc[k].shape[0] * rc[k].shape[1] * (rc[k].nd == 3 ? rc[k].shape[2] : 1) > 2000000 &&

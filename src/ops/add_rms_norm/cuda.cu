@@ -20,7 +20,7 @@
  * phase. V: 16-byte vectors or 1 (one element an access); the weight at
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
-template <typename A, typename W, int ITEMS, int MODE, int V>
+template <typename A, typename W, int ITEMS, int MODE, int V, bool CS>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
@@ -28,6 +28,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     const infiniopRowLayout &L = info.rows;
     const size_t D = L.ncols, nchunks = D / V;
     const ptrdiff_t ws = info.w_stride;
+    const ptrdiff_t as = L.col_stride[ARN_A], bs = L.col_stride[ARN_B], ys = L.col_stride[ARN_Y],
+                    rs = L.col_stride[ARN_RES]; /* (CS only) */
     const RowGroup g = row_group<MODE>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
@@ -42,8 +44,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                qa[k] = load_once<VA>(ar + c * V);
-                qb[k] = load_once<VA>(br + c * V);
+                qa[k] = load_once<VA>(ar + rg_at<V, CS>(c, as));
+                qb[k] = load_once<VA>(br + rg_at<V, CS>(c, bs));
                 qw[k] = rg_load_param<typename W::S, V>(w, c, ws);
             }
         }
@@ -79,8 +81,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     q.v[e] = A::store(v);
                     o.v[e] = A::store(v * scale * W::load(qw[k].v[e]));
                 }
-                store_once(rr + c * V, q);
-                store_once(yr + c * V, o);
+                store_once(rr + rg_at<V, CS>(c, rs), q);
+                store_once(yr + rg_at<V, CS>(c, ys), o);
             }
         }
     }
@@ -182,9 +184,10 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
     if (rg_is_reg(q))
-        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV) {
-            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(AV)::value>, q,
-                             p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
+        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
+            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(AV)::value,
+                                              decltype(CS)::value>,
+                             q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

@@ -86,7 +86,7 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
  * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
-template <typename T, int ITEMS, int MODE, int V>
+template <typename T, int ITEMS, int MODE, int V, bool CS>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     /* 32-bit column arithmetic: a register-path row is at most a few
      * thousand vectors (cuda/plan_rows.cu) */
     const unsigned nchunks = (unsigned)(L.ncols / V);
+    const ptrdiff_t xs = L.col_stride[CS_X], ys = L.col_stride[CS_Y]; /* (CS only) */
     const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
-            if (c < vchunks) q[k] = load_once<VT>(xr + c * V);
+            if (c < vchunks) q[k] = load_once<VT>(xr + rg_at<V, CS>(c, xs));
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) /* its visible part */
             rg_prefetch(g, x + row_off(L, CS_X, ra), infiniop_causal_visible(&info, ra) * sizeof(*x));
@@ -156,10 +157,10 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
                 }
                 cs_chunk_out<V>(v, inv, n - c * V);
-                store_chunk<T, V, true>(yr + c * V, v);
+                store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), v);
             } else if (c < nchunks) { /* masked: never loaded */
                 const float zero[V] = {};
-                store_chunk<T, V, true>(yr + c * V, zero);
+                store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), zero);
             }
         }
     }
@@ -359,9 +360,10 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
                                     dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
                                     q.smem, *info);
     if (rg_is_reg(q))
-        return rg_dispatch<V, 8>(q, [&](auto I, auto M, auto AV) {
-            return rg_launch(causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(AV)::value>, q,
-                             p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
+        return rg_dispatch<V, 8>(q, [&](auto I, auto M, auto AV, auto CS) {
+            return rg_launch(
+                causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(AV)::value, decltype(CS)::value>,
+                q, p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

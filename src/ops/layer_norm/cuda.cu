@@ -75,7 +75,7 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * registers; w and b come with x for decode shapes (WB_EARLY), in the
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
-template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V>
+template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     const infiniopRowLayout &L = info.rows;
     constexpr bool FAST = IsHalf<T>::value;
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
+    const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ]; /* (CS) */
     const size_t D = L.ncols, nchunks = D / V;
     const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         for (int k = 0; k < ITEMS; ++k) {
             const size_t c = g.tid + (size_t)k * g.G;
             if (c < nchunks) {
-                qx[k] = load_once<VT>(x + c * V);
+                qx[k] = load_once<VT>(x + rg_at<V, CS>(c, xs));
                 if constexpr (WB_EARLY) {
                     qw[k] = rg_load_param<S, V>(w, c, wst);
                     if (has_bias) qb[k] = rg_load_param<S, V>(b, c, bst);
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
             for (int k = 0; k < KV; ++k) {
                 VT h;
-                if ((size_t)k < nchunks) h = rg_load<S, V>(x + k * V);
+                if ((size_t)k < nchunks) h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
 #pragma unroll
                 for (int e = 0; e < V; ++e) kh[k * V + e] = (size_t)k < nchunks ? T::load(h.v[e]) : 0.0f;
             }
@@ -140,7 +141,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
             for (int k = 0; k < KV; ++k)
                 if ((size_t)k < nchunks) {
-                    const VT h = rg_load<S, V>(x + k * V);
+                    const VT h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
 #pragma unroll
                     for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
                 }
@@ -213,8 +214,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                     zq.v[e] = T::store(zo);
                     oq.v[e] = T::store(oo);
                 }
-                store_once(z + c * V, zq);
-                store_once(o + c * V, oq);
+                store_once(z + rg_at<V, CS>(c, zs), zq);
+                store_once(o + rg_at<V, CS>(c, os), oq);
             }
         }
     }
@@ -346,12 +347,17 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (rg_is_reg(q))
-        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV) {
+        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV>, q, p.pdl, stream, o, z, sd, x, ws,
-                                       bs, q.lanes, *info)
-                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV>, q, p.pdl, stream, o, z, sd, x, ws,
-                                       bs, q.lanes, *info);
+            /* (strided rows are latency-bound: early loads only) */
+            if constexpr (decltype(CS)::value)
+                return rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, true>, q, p.pdl, stream, o, z, sd, x, ws, bs,
+                                 q.lanes, *info);
+            else
+                return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false>, q, p.pdl, stream, o, z, sd,
+                                           x, ws, bs, q.lanes, *info)
+                               : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false>, q, p.pdl, stream, o, z,
+                                           sd, x, ws, bs, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

@@ -262,8 +262,12 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
     }
 }
 
-/* ROWS: the last dimension has unit stride on both sides. W elements an
- * access (RawVec: W * sizeof(S) bytes, aligned to its size). Blocks are
+/* ROWS: the output's last dimension has unit stride, and so has the
+ * input's (IN1 false) or it is read one element at a time at its stride
+ * (IN1: any small stride, 0 for a broadcast; plan rule). W elements an
+ * access (RawVec: W * sizeof(S) bytes, aligned to its size); with IN1 the
+ * W elements of an output access are W loads (a warp's loads of one step
+ * lie W elements apart; the steps' sectors are the same, from L1). Blocks are
  * blockDim.x threads along a row by blockDim.y rows (short rows: several
  * rows a warp); a block covers the chunks (of W elements) [blockIdx.x *
  * blockDim.x * ITEMS, ...) of R * blockDim.y rows (R: plan.rows), thread
@@ -303,13 +307,14 @@ __device__ __forceinline__ void row_bases(const infiniopEltLayout &L, size_t r, 
     }
     *ob = o, *ib = i;
 }
-template <typename T, int KIND, int W, int ITEMS>
+template <typename T, int KIND, int W, int ITEMS, bool IN1>
 __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R,
                                                             typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
     typedef RawVec<S, W> VT;
     const size_t ncols = L.shape[L.ndim - 1], nchunks = ncols / W, nrows = L.n / ncols;
+    const ptrdiff_t ics = L.in_stride[L.ndim - 1];
     const size_t c0 = (size_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
     if (c0 >= nchunks) return; /* (no barriers: nothing waits for this thread) */
     const size_t span = (size_t)R * blockDim.y, rb = (size_t)blockIdx.y * span;
@@ -319,7 +324,18 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
     for (size_t r = rb + threadIdx.y; r < r1; r += blockDim.y) {
         ptrdiff_t ob, ib;
         row_bases(L, r, &ob, &ib);
-        if (r == rb + threadIdx.y || ib != prev) {
+        if (IN1 && ics == 0 && (r == rb + threadIdx.y || ib != prev)) {
+            /* the row is one value (its last dimension broadcast):
+             * computed once, not once per element (the exact F32 and F64
+             * formulas are issue-bound) */
+            S z1[1] = {in[ib]};
+            apply_store<T, KIND>(z1);
+#pragma unroll
+            for (int u = 0; u < ITEMS; ++u)
+#pragma unroll
+                for (int k = 0; k < W; ++k) y[u].v[k] = z1[0];
+            prev = ib;
+        } else if (r == rb + threadIdx.y || ib != prev) {
             S z[ITEMS * W];
 #pragma unroll
             for (int u = 0; u < ITEMS; ++u) {
@@ -327,7 +343,14 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
                 VT x;
 #pragma unroll
                 for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
-                if (c < nchunks) x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+                if (c < nchunks) {
+                    if constexpr (IN1) {
+#pragma unroll
+                        for (int k = 0; k < W; ++k) x.v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
+                    } else {
+                        x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+                    }
+                }
 #pragma unroll
                 for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
             }
@@ -488,7 +511,8 @@ template <typename T, int KIND, int W>
 static cudaError_t launch_rows(const infiniopEltLayout &L, const infiniopCudaEltLaunch &l, dim3 grid, bool pdl,
                                typename T::S *o, const typename T::S *x, cudaStream_t stream) {
     constexpr int FULL = (int)rows_items(W * sizeof(typename T::S));
-    auto kernel = l.items == 1 ? unary_rows_kernel<T, KIND, W, 1> : unary_rows_kernel<T, KIND, W, FULL>;
+    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true> : unary_rows_kernel<T, KIND, W, FULL, true>)
+                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false> : unary_rows_kernel<T, KIND, W, FULL, false>);
     return infiniop_cuda_launch(kernel, grid, dim3(l.lanes, l.threads / l.lanes), 0, stream, 1u, pdl, L, l.rows, o, x);
 }
 
@@ -497,7 +521,7 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
     typedef typename T::S S;
     const infiniopEltLayout &L = info->layout;
     const infiniopCudaEltPlan &P = info->cuda;
-    const bool aligned = P.align == 0 || (((uintptr_t)out | (uintptr_t)in) % P.align == 0);
+    const bool aligned = P.align == 0 || (((uintptr_t)out | (P.align_out ? 0 : (uintptr_t)in)) % P.align == 0);
     const infiniopCudaEltLaunch &l = aligned ? P.aligned : P.unaligned;
     const dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.threads);
     S *o = (S *)out;
@@ -612,10 +636,12 @@ static unsigned pow2_at_least(size_t v, unsigned cap) {
     while (t < cap && t < v) t *= 2;
     return t;
 }
-static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, const infiniopCudaProps &p) {
+static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, bool in1,
+                                       const infiniopCudaProps &p) {
     infiniopCudaEltLaunch l = {};
     l.kernel = INFINIOP_CUDA_ELT_ROWS;
     l.vec = w;
+    l.in1 = in1;
     const size_t ncols = L.shape[L.ndim - 1], nrows = L.n / ncols, chunks = ncols / w;
     const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
     size_t tx, ty, bx, gy, R = 1;
@@ -654,10 +680,12 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     return l;
 }
 
+/* Planes of the transposing kernels: the extents other than p and q. */
+static size_t nb_planes(const infiniopEltLayout &L, int tp) { return L.n / (L.shape[tp] * L.shape[L.ndim - 1]); }
 static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
-    const size_t nb = L.n / (L.shape[tp] * L.shape[q]);
+    const size_t nb = nb_planes(L, tp);
     const size_t edge = vec ? 16 * (16 / es) : TILE; /* TV_EDGE(V) or TILE */
     l.kernel = vec ? INFINIOP_CUDA_ELT_TRANSPOSE_VEC : INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
     l.threads = 256;
@@ -689,20 +717,37 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         P.aligned = plan_vec(n, es, p, kn);
         P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_FLAT, n, p, 128);
         P.align = 16;
-    } else if (L.ndim >= 2 && L.out_stride[q] == 1 && L.in_stride[q] == 1 && L.shape[q] >= 16) {
-        /* ROWS: w the widest access (elements, a power of two, at most 16
-         * bytes) dividing the row length and every row stride of both
-         * tensors */
-        unsigned w = (unsigned)(16 / es);
-        for (; w > 1; w /= 2) {
-            bool ok = L.shape[q] % w == 0;
-            for (int d = 0; d < q && ok; ++d)
-                ok = L.out_stride[d] % (ptrdiff_t)w == 0 && L.in_stride[d] % (ptrdiff_t)w == 0;
+    } else if (L.ndim >= 2 && L.out_stride[q] == 1 && L.shape[q] >= 16 &&
+               (size_t)(L.in_stride[q] < 0 ? -L.in_stride[q] : L.in_stride[q]) * es < 32) {
+        /* ROWS: the output's last dimension has unit stride, the input's
+         * a stride of under a 32-byte sector (1; 0, a broadcast; 2 or 3,
+         * a step slice): a row's consecutive elements share sectors, so
+         * reading along the rows uses what a tiled transpose would.
+         * w_out / w_in: the widest access (elements, a power of two, at
+         * most 16 bytes) dividing the row length and every row stride of
+         * the output / the input (an input of column stride other than 1:
+         * one element). Equal widths: both tensors by w; an input of one
+         * element with a wider output: in1 (the input element by element,
+         * the output still by vectors: only the output pointer need be
+         * aligned); otherwise both by the narrower. */
+        const unsigned wmax = (unsigned)(16 / es);
+        unsigned w_out = wmax, w_in = L.in_stride[q] == 1 ? wmax : 1;
+        for (; w_out > 1; w_out /= 2) {
+            bool ok = L.shape[q] % w_out == 0;
+            for (int d = 0; d < q && ok; ++d) ok = L.out_stride[d] % (ptrdiff_t)w_out == 0;
             if (ok) break;
         }
-        P.aligned = plan_rows(L, es, w, p);
-        P.unaligned = w > 1 ? plan_rows(L, es, 1, p) : P.aligned;
+        for (; w_in > 1; w_in /= 2) {
+            bool ok = L.shape[q] % w_in == 0;
+            for (int d = 0; d < q && ok; ++d) ok = L.in_stride[d] % (ptrdiff_t)w_in == 0;
+            if (ok) break;
+        }
+        const bool in1 = w_in == 1 && (w_out > 1 || L.in_stride[q] != 1);
+        const unsigned w = in1 ? w_out : w_in < w_out ? w_in : w_out;
+        P.aligned = plan_rows(L, es, w, in1, p);
+        P.unaligned = w > 1 ? plan_rows(L, es, 1, in1, p) : P.aligned;
         P.align = w > 1 ? w * (unsigned)es : 0;
+        P.align_out = in1;
     } else {
         /* TRANSPOSE_*: the output's last dimension has unit stride, the
          * input's does not, and another dimension p has the input's unit
@@ -773,8 +818,8 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
         m = snprintf(b + k, n - k, " vec=%u items=%u%s", l.vec, l.items, l.once ? " evict-first" : "");
         break;
     case INFINIOP_CUDA_ELT_ROWS:
-        m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u", l.lanes, l.threads / l.lanes, l.vec, l.items,
-                     l.rows);
+        m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s", l.lanes, l.threads / l.lanes, l.vec,
+                     l.items, l.rows, l.in1 ? " input=elem" : "");
         break;
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: m = snprintf(b + k, n - k, " p=%d", tile_p); break;
@@ -789,7 +834,8 @@ extern "C" void infiniop_cuda_elt_plan_text(const infiniopCudaEltPlan *plan, cha
     buf[0] = 0;
     int k = describe_launch(plan->aligned, plan->tile_p, buf, n);
     if (k >= 0 && (size_t)k < n && plan->align) {
-        int m = snprintf(buf + k, n - k, " (pointers not %u-byte aligned: ", plan->align);
+        int m = snprintf(buf + k, n - k, " (%s not %u-byte aligned: ", plan->align_out ? "output" : "pointers",
+                         plan->align);
         if (m >= 0 && (size_t)(k + m) < n) {
             k += m;
             m = describe_launch(plan->unaligned, plan->tile_p, buf + k, n - k);
