@@ -213,6 +213,9 @@ static void invariants(void) {
                                     CHECK(q->scalar ? unit || q->early : vec,
                                           "%zux%zu: register path without its layout (scalar %d)", nr, nc,
                                           (int)q->scalar);
+                                    CHECK(q->scalar ? !q->param_vec : q->param_vec == pv,
+                                          "%zux%zu: param_vec %d for pv %d (the kernel instance's weight loads)", nr,
+                                          nc, (int)q->param_vec, (int)pv);
                                     CHECK(q->strided == (q->scalar && !unit),
                                           "%zux%zu: strided %d for unit %d scalar %d", nr, nc, (int)q->strided,
                                           (int)unit, (int)q->scalar);

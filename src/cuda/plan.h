@@ -64,7 +64,8 @@ typedef struct {
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
-    bool param_vec;    /* STREAM_*_VEC: weight and bias by 16-byte vectors (unit stride) */
+    bool param_vec;    /* STREAM_*_VEC and vector REG_*: weight and bias by 16-byte vectors (unit
+                          stride), else element by element */
     size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between
                           passes (rows a block x ncols floats; PEEL: ncols rounded up to 4);
                           0: each pass reads global memory */

@@ -164,6 +164,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     /* rows of other column strides: the block and cluster forms (their
      * own kernel instances; rg_at) */
     r.strided = scalar && !c.s.unit;
+    r.param_vec = !scalar && c.s.param_vec; /* the vector form's weight and bias by vectors */
     size_t blocks;
     /* The warp form: `lanes` threads a row, the smallest power of two
      * (up to 32) that holds the row in at most `items` accesses each. */

@@ -20,7 +20,7 @@
  * phase. V: 16-byte vectors or 1 (one element an access); the weight at
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
-template <typename A, typename W, int ITEMS, int MODE, int V, bool CS>
+template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qa[k] = load_once<VA>(ar + rg_at<V, CS>(c, as));
                 qb[k] = load_once<VA>(br + rg_at<V, CS>(c, bs));
-                qw[k] = rg_load_param<typename W::S, V>(w, c, ws);
+                qw[k] = rg_load_param<typename W::S, V, PV>(w, c, ws);
             }
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) {
@@ -185,9 +185,14 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     const SW *wp = (const SW *)w;
     if (rg_is_reg(q))
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
-            return rg_launch(add_rms_norm_reg<A, W, decltype(I)::value, decltype(M)::value, decltype(AV)::value,
-                                              decltype(CS)::value>,
-                             q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
+            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
+            constexpr bool STRIDED = decltype(CS)::value;
+            if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
+                if (!q.param_vec)
+                    return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false>, q, p.pdl, stream, ys,
+                                     rs, as, bs, wp, q.lanes, *info);
+            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true>, q, p.pdl, stream, ys, rs, as, bs,
+                             wp, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,

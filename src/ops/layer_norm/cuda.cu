@@ -75,7 +75,7 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * registers; w and b come with x for decode shapes (WB_EARLY), in the
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
-template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS>
+template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV>
 __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             if (c < nchunks) {
                 qx[k] = load_once<VT>(x + rg_at<V, CS>(c, xs));
                 if constexpr (WB_EARLY) {
-                    qw[k] = rg_load_param<S, V>(w, c, wst);
-                    if (has_bias) qb[k] = rg_load_param<S, V>(b, c, bst);
+                    qw[k] = rg_load_param<S, V, PV>(w, c, wst);
+                    if (has_bias) qb[k] = rg_load_param<S, V, PV>(b, c, bst);
                 }
             }
         }
@@ -202,8 +202,8 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 if constexpr (WB_EARLY) {
                     wk = qw[k], bk = qb[k];
                 } else {
-                    wk = rg_load_param<S, V>(w, c, wst);
-                    if (has_bias) bk = rg_load_param<S, V>(b, c, bst);
+                    wk = rg_load_param<S, V, PV>(w, c, wst);
+                    if (has_bias) bk = rg_load_param<S, V, PV>(b, c, bst);
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
@@ -351,13 +351,19 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
             /* (strided rows are latency-bound: early loads only) */
             if constexpr (decltype(CS)::value)
-                return rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, true>, q, p.pdl, stream, o, z, sd, x, ws, bs,
-                                 q.lanes, *info);
-            else
-                return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false>, q, p.pdl, stream, o, z, sd,
-                                           x, ws, bs, q.lanes, *info)
-                               : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false>, q, p.pdl, stream, o, z,
-                                           sd, x, ws, bs, q.lanes, *info);
+                return rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, true, true>, q, p.pdl, stream, o, z, sd, x,
+                                 ws, bs, q.lanes, *info);
+            /* weight or bias of another stride than 1: element loads */
+            if constexpr (RV > 1)
+                if (!q.param_vec)
+                    return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false, false>, q, p.pdl, stream,
+                                               o, z, sd, x, ws, bs, q.lanes, *info)
+                                   : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false, false>, q, p.pdl,
+                                               stream, o, z, sd, x, ws, bs, q.lanes, *info);
+            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false, true>, q, p.pdl, stream, o, z,
+                                       sd, x, ws, bs, q.lanes, *info)
+                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false, true>, q, p.pdl, stream, o, z,
+                                       sd, x, ws, bs, q.lanes, *info);
         });
     return stream_launch(
         q, p.pdl, stream,
