@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Hardening checks of infiniop-c (CPU), the last stage of scripts/test.sh.
-# Each stage builds in its own directory (CUDA off) and must be clean:
-#   asan      the C tests (ctest -L cpu, INFINIOP_TEST_QUICK=1) built with
-#             AddressSanitizer + UndefinedBehaviorSanitizer (gcc,
-#             -DINFINIOP_SANITIZE=ON); LeakSanitizer runs at every exit
+# Each stage builds in its own directory (CUDA off; the CPU kernels' x86-64
+# passes only up to the widest this CPU runs: host_max_isa below) and must
+# be clean:
+#   asan      the C tests (ctest -L cpu, INFINIOP_TEST_QUICK=1,
+#             INFINIOP_TEST_MEMCHECK=1) built with AddressSanitizer +
+#             UndefinedBehaviorSanitizer (gcc, -DINFINIOP_SANITIZE=ON);
+#             LeakSanitizer runs at every exit
 #   tsan      the multithreaded tests built with ThreadSanitizer, run with
 #             OMP_NUM_THREADS=1 (libgomp is not TSan-instrumented: its
 #             barriers would be reported as races)
 #   memcheck  valgrind memcheck of every C test binary (-O2 -g build,
 #             INFINIOP_TEST_QUICK=1) and of the fuzz corpus replayed without
-#             sanitizers; scripts/valgrind.supp documents each suppression.
+#             sanitizers, JOBS programs at once; scripts/valgrind.supp
+#             documents each suppression.
 #             Memcheck errors, crashes and failed checks all fail this stage.
 #             valgrind's floating point is not the hardware's (64-bit x87
 #             long double, no FTZ/DAZ): the tests detect valgrind
@@ -17,13 +21,18 @@
 #             skip only the checks it changes, saying so (test_vec: all)
 #   fuzz      libFuzzer target fuzz/fuzz_ops.c (clang-14, ASan + UBSan) from
 #             the seed corpus fuzz/corpus for FUZZ_SECONDS (60) seconds
+# In asan and memcheck, test_silu/test_sigmoid fill and compare at most 16384
+# values a case (every element still computed and memory-checked; the full
+# value checks are the plain C tests').
 # Usage: scripts/hardening.sh [stage...]   (default: all four, in order)
-# Duration on a 2-core VM: about 15 minutes (the fuzz stage's clang build
-# about 9 of them). Every stage and step prints its start and duration, and a
-# heartbeat (scripts/progress.sh) at least once a minute meanwhile.
+# Duration on a 2-core Zen 3 VM (AVX2): about 17 minutes (asan 5, tsan 2,
+# memcheck 3.6, fuzz 6.5: its clang build 5.5). Every stage and step prints
+# its start and duration, and a heartbeat (scripts/progress.sh) at least
+# once a minute meanwhile.
 # Env: FUZZ_SECONDS=60, JOBS=$(nproc), HARDENING_KEEP_GOING=1 (run every
-# stage even after a failure). Exits non-zero when any stage fails. Stage
-# timings and the fuzzer's numbers go to build-hardening/summary.txt.
+# stage even after a failure), HARDENING_ALL_ISAS=1 (build every kernel
+# pass). Exits non-zero when any stage fails. Stage timings and the fuzzer's
+# numbers go to build-hardening/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,7 +51,25 @@ heartbeat dependencies - bash scripts/install-deps.sh || exit 1
 CC_CLANG=$(command -v clang-14 || command -v clang || true)
 SYMBOLIZER=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
 export ASAN_SYMBOLIZER_PATH=${SYMBOLIZER}
-COMMON_CMAKE=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIOP_CUDA=OFF -DINFINIOP_BUILD_BENCH=OFF)
+# The widest x86-64 kernel pass this CPU runs (src/cpu/cpu.c's detection,
+# from the flags the kernel reports): every build here runs only on this
+# machine, so it compiles the CPU kernels for the passes up to that one only
+# (CMake's INFINIOP_CPU_MAX_ISA; a pass this CPU cannot execute would be
+# compiled and instrumented for nothing). HARDENING_ALL_ISAS=1 builds all.
+host_max_isa() {
+  local f
+  f=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  local has_all=1
+  for x in avx512f avx512dq avx512bw avx512vl; do [[ $f == *" $x "* ]] || has_all=0; done
+  if [ $has_all = 1 ] && [[ $f == *" avx512_bf16 "* ]]; then echo avx512bf16
+  elif [ $has_all = 1 ]; then echo avx512
+  else echo avx2 # also below AVX2: that pass is built, the generic one runs
+  fi
+}
+MAX_ISA=avx512bf16
+[ "${HARDENING_ALL_ISAS:-0}" = 1 ] || MAX_ISA=$(host_max_isa)
+COMMON_CMAKE=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFINIOP_CUDA=OFF -DINFINIOP_BUILD_BENCH=OFF
+              -DINFINIOP_CPU_MAX_ISA="$MAX_ISA")
 
 log() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
 
@@ -72,7 +99,7 @@ stage_asan() {
   build build-asan asan || return 1
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  INFINIOP_TEST_QUICK=1 \
+  INFINIOP_TEST_QUICK=1 INFINIOP_TEST_MEMCHECK=1 \
     ctest --test-dir build-asan -L cpu --output-on-failure -j"$JOBS" 2>&1 | tee "$OUT/asan-ctest.log" |
     grep --line-buffered -E "Test +#|tests passed|FAIL|ERROR|Sanitizer"
   local rc=${PIPESTATUS[0]}
@@ -108,33 +135,78 @@ stage_tsan() {
   return $rc
 }
 
+# memcheck_one EXE: EXE under valgrind (the fuzz corpus for fuzz_replay);
+# its exit status to $OUT/memcheck-NAME.rc, one line when it ends.
+memcheck_one() {
+  local exe=$1 name r t0=$SECONDS args=(--device cpu)
+  name=$(basename "$exe")
+  [ "$name" = fuzz_replay ] && args=(fuzz/corpus)
+  # INFINIOP_TEST_UNDER_VALGRIND: the tests skip the checks whose
+  # arithmetic valgrind changes (tests/common/testlib.h) and say so
+  OMP_NUM_THREADS=2 INFINIOP_TEST_QUICK=1 INFINIOP_TEST_UNDER_VALGRIND=1 \
+    "${VG[@]}" "$exe" "${args[@]}" >"$OUT/memcheck-$name.log" 2>&1
+  r=$?
+  echo $r >"$OUT/memcheck-$name.rc"
+  if [ $r -eq 0 ]; then
+    echo "   memcheck: $name clean in $((SECONDS - t0)) s$(grep -h "under valgrind:" "$OUT/memcheck-$name.log" |
+      sed 's/^[^:]*: under valgrind: //' | paste -sd ';' | sed 's/;/; /g; s/^./ (&/; s/.$/&)/')"
+  elif [ $r -eq 77 ]; then # GPU-only program, or one that checks arithmetic only: "skipped"
+    echo "   memcheck: $name $(grep -h "skipped" "$OUT/memcheck-$name.log" | head -1 | sed 's/^[^:]*: //')"
+  else
+    echo "   memcheck: $name FAILED (exit $r) after $((SECONDS - t0)) s"
+  fi
+}
+# memcheck_all EXE...: memcheck_one of each, $JOBS at a time.
+memcheck_all() {
+  local exe running=0
+  for exe in "$@"; do
+    if [ $running -ge "$JOBS" ]; then
+      wait -n
+      running=$((running - 1))
+    fi
+    memcheck_one "$exe" &
+    running=$((running + 1))
+  done
+  wait
+}
+
 stage_memcheck() {
-  configure build-memcheck memcheck "${COMMON_CMAKE[@]}" || return 1
+  # AVX2 at most even on an AVX-512 CPU: valgrind emulates no AVX-512 (its
+  # CPUID hides it), so the library dispatches no wider pass under it.
+  local isa=$MAX_ISA
+  [ "${HARDENING_ALL_ISAS:-0}" = 1 ] || isa=avx2
+  configure build-memcheck memcheck "${COMMON_CMAKE[@]}" -DINFINIOP_CPU_MAX_ISA=$isa || return 1
   build build-memcheck memcheck || return 1
   # The fuzz target, replaying the corpus without sanitizers or libFuzzer.
   echo "   memcheck: fuzz replay build"
   gcc -std=c11 -O1 -g -Iinclude fuzz/fuzz_ops.c fuzz/replay.c -o build-memcheck/fuzz_replay \
     -Lbuild-memcheck -linfiniop -linfinirt -Wl,-rpath,"$ROOT/build-memcheck" || return 1
-  local vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
-            --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
-            --suppressions="$ROOT/scripts/valgrind.supp" --num-callers=30 -q)
-  local rc=0 n=0 skipped=0
-  for exe in build-memcheck/tests/test_*; do
+  VG=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
+      --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
+      --suppressions="$ROOT/scripts/valgrind.supp" --num-callers=30 -q)
+  # valgrind runs a program's threads one at a time: $JOBS programs run at
+  # once, the slowest first; each prints its line when it ends.
+  local progs=() exe
+  for exe in build-memcheck/tests/test_{sigmoid,silu,threads,causal_softmax,add_rms_norm} build-memcheck/tests/test_*; do
     [ -x "$exe" ] || continue
-    local name r t0=$SECONDS
+    [[ " ${progs[*]} " == *" $exe "* ]] || progs+=("$exe")
+  done
+  progs+=(build-memcheck/fuzz_replay)
+  rm -f "$OUT"/memcheck-*.rc
+  heartbeat memcheck - memcheck_all "${progs[@]}"
+  local rc=0 n=0 skipped=0 name r
+  for exe in "${progs[@]}"; do
     name=$(basename "$exe")
-    # INFINIOP_TEST_UNDER_VALGRIND: the tests skip the checks whose
-    # arithmetic valgrind changes (tests/common/testlib.h) and say so
-    OMP_NUM_THREADS=2 INFINIOP_TEST_QUICK=1 INFINIOP_TEST_UNDER_VALGRIND=1 \
-      heartbeat "memcheck $name" - "${vg[@]}" "$exe" --device cpu >"$OUT/memcheck-$name.log" 2>&1
-    r=$?
-    if [ $r -eq 0 ]; then
+    r=$(cat "$OUT/memcheck-$name.rc" 2>/dev/null || echo 1)
+    if [ "$r" -eq 0 ]; then
       n=$((n + 1))
-      echo "   memcheck: $name clean in $((SECONDS - t0)) s$(grep -h "under valgrind:" "$OUT/memcheck-$name.log" | sed 's/^[^:]*: / (/; s/$/)/' | head -1)"
-    elif [ $r -eq 77 ]; then # GPU-only program, or one that checks arithmetic only: "skipped"
+    elif [ "$r" -eq 77 ] && [ "$name" != fuzz_replay ]; then # GPU-only program, or one that checks arithmetic only
       skipped=$((skipped + 1))
-      echo "   memcheck: $name $(grep -h "skipped" "$OUT/memcheck-$name.log" | head -1 | sed 's/^[^:]*: //')"
-    elif [ $r -eq 99 ] || [ $r -ge 128 ]; then # memcheck errors, or killed by a signal
+    elif [ "$name" = fuzz_replay ]; then
+      rc=1
+      tail -60 "$OUT/memcheck-$name.log"
+      log "memcheck: fuzz_replay FAILED (exit $r; log: $OUT/memcheck-$name.log)"
+    elif [ "$r" -eq 99 ] || [ "$r" -ge 128 ]; then # memcheck errors, or killed by a signal
       rc=1
       tail -60 "$OUT/memcheck-$name.log"
       log "memcheck: $name FAILED: valgrind errors or a crash (exit $r; log: $OUT/memcheck-$name.log)"
@@ -144,14 +216,6 @@ stage_memcheck() {
       log "memcheck: $name FAILED: a check failed under valgrind (exit $r; log: $OUT/memcheck-$name.log)"
     fi
   done
-  echo "   memcheck: fuzz corpus replay"
-  if OMP_NUM_THREADS=2 "${vg[@]}" build-memcheck/fuzz_replay fuzz/corpus >"$OUT/memcheck-fuzz_replay.log" 2>&1; then
-    n=$((n + 1))
-  else
-    rc=1
-    tail -60 "$OUT/memcheck-fuzz_replay.log"
-    log "memcheck: fuzz_replay FAILED"
-  fi
   log "memcheck: $n programs clean under valgrind, $skipped skipped (GPU-only or arithmetic-only) ($(ls fuzz/corpus | wc -l) corpus inputs replayed)"
   return $rc
 }
@@ -160,10 +224,12 @@ stage_fuzz() {
   [ -n "$CC_CLANG" ] || { log "fuzz: clang not found"; return 1; }
   local t0=$SECONDS
   echo "   fuzz: configure and build with $CC_CLANG (ASan + UBSan + libFuzzer; log $OUT/fuzz-build.log)"
-  cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER="$CC_CLANG" >"$OUT/fuzz-configure.log" 2>&1 ||
-    { cat "$OUT/fuzz-configure.log"; return 1; }
+  cmake -S fuzz -B build-fuzz -DCMAKE_C_COMPILER="$CC_CLANG" -DINFINIOP_CPU_MAX_ISA="$MAX_ISA" \
+    >"$OUT/fuzz-configure.log" 2>&1 || { cat "$OUT/fuzz-configure.log"; return 1; }
+  # the libraries and fuzz_ops only (memcheck builds its own fuzz_replay)
   heartbeat "fuzz build" "$OUT/fuzz-build.log" \
-    cmake --build build-fuzz -j"$JOBS" >"$OUT/fuzz-build.log" 2>&1 || { tail -50 "$OUT/fuzz-build.log"; return 1; }
+    cmake --build build-fuzz -j"$JOBS" --target fuzz_ops >"$OUT/fuzz-build.log" 2>&1 ||
+    { tail -50 "$OUT/fuzz-build.log"; return 1; }
   echo "   fuzz: built in $((SECONDS - t0)) s; fuzzing for ${FUZZ_SECONDS} s"
   # New inputs go to a scratch corpus in the build dir, never into the repo;
   # crash reproducers to build-fuzz/artifacts/.

@@ -357,6 +357,14 @@ void CHECK_NAME(result_t *r, uint32_t step) {
 void check_avx2(result_t *r, uint32_t step);
 void check_avx512(result_t *r, uint32_t step);
 void check_avx512bf16(result_t *r, uint32_t step);
+/* passes left out of this build (INFINIOP_CPU_MAX_ISA): infiniop_cpu_isa()
+ * never selects them */
+#if defined(INFINIOP_CPU_MAX_PASS) && INFINIOP_CPU_MAX_PASS < 3
+#define check_avx512bf16 check_avx512
+#endif
+#if defined(INFINIOP_CPU_MAX_PASS) && INFINIOP_CPU_MAX_PASS < 2
+#define check_avx512 check_avx2
+#endif
 #else
 #define check_avx512bf16 check_generic
 #define check_avx2 check_generic

@@ -107,6 +107,10 @@ static infiniopCpuIsa detect(void) {
     if (isa == INFINIOP_ISA_AVX2 && os_avx512 && avx512f && avx512dq && avx512bw && avx512vl) isa = INFINIOP_ISA_AVX512;
     if (isa == INFINIOP_ISA_AVX512 && bf16) isa = INFINIOP_ISA_AVX512BF16;
 #endif
+#if defined(INFINIOP_CPU_MAX_PASS)
+    /* a build with fewer kernel passes (CMake's INFINIOP_CPU_MAX_ISA) */
+    if (isa > (infiniopCpuIsa)INFINIOP_CPU_MAX_PASS) isa = (infiniopCpuIsa)INFINIOP_CPU_MAX_PASS;
+#endif
     const char *cap = getenv("INFINIOP_CPU_ISA");
     if (cap) {
         infiniopCpuIsa want = !strcmp(cap, "generic") ? INFINIOP_ISA_GENERIC

@@ -121,12 +121,26 @@ void infiniop_cpu_describe(char *buf, size_t n, size_t *len, infiniopHandle_t ha
     void NAME##_avx2(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                                    \
     void NAME##_avx2(const void *ctx, size_t i0, size_t i1)
 #elif defined(INFINIOP_CPU_MULTI_ISA)
+/* A build with passes up to INFINIOP_CPU_MAX_PASS only (CMake's
+ * INFINIOP_CPU_MAX_ISA) fills the table's higher entries with its widest
+ * pass; infiniop_cpu_isa() never returns them there. */
+#if !defined(INFINIOP_CPU_MAX_PASS) || INFINIOP_CPU_MAX_PASS >= 3
+#define INFINIOP_CPU_FN_3(NAME) NAME##_avx512bf16
+#else
+#define INFINIOP_CPU_FN_3(NAME) INFINIOP_CPU_FN_2(NAME)
+#endif
+#if !defined(INFINIOP_CPU_MAX_PASS) || INFINIOP_CPU_MAX_PASS >= 2
+#define INFINIOP_CPU_FN_2(NAME) NAME##_avx512
+#else
+#define INFINIOP_CPU_FN_2(NAME) NAME##_avx2
+#endif
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
     void NAME##_avx512bf16(const void *ctx, size_t i0, size_t i1);                                                     \
     void NAME##_avx512(const void *ctx, size_t i0, size_t i1);                                                         \
     void NAME##_avx2(const void *ctx, size_t i0, size_t i1);                                                           \
     static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \
-    static const infiniop_range_fn NAME[4] = {NAME##_generic, NAME##_avx2, NAME##_avx512, NAME##_avx512bf16}
+    static const infiniop_range_fn NAME[4] = {NAME##_generic, NAME##_avx2, INFINIOP_CPU_FN_2(NAME),                    \
+                                              INFINIOP_CPU_FN_3(NAME)}
 #else
 #define INFINIOP_CPU_KERNEL(NAME, BODY)                                                                                \
     static void NAME##_generic(const void *ctx, size_t i0, size_t i1) { BODY(ctx, i0, i1); }                          \

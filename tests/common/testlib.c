@@ -570,8 +570,10 @@ int tl_tensor_init_pad(tl_tensor *t, infiniDtype_t dt, size_t ndim, const size_t
         fprintf(stderr, "out of host memory (%zu bytes)\n", t->bytes);
         abort();
     }
-    for (size_t i = 0; i < t->numel; i++)
-        t->inview[tl_offset_of(ndim, t->shape, t->strides, i) - t->min_off] = 1;
+    size_t idx[TL_MAXDIM] = {0};
+    ptrdiff_t off = 0;
+    for (size_t i = 0; i < t->numel; i++, tl_offset_next(ndim, t->shape, t->strides, idx, &off))
+        t->inview[off - t->min_off] = 1;
     tl_tensor_poison(t);
     infiniStatus_t st = infiniopCreateTensorDescriptor(&t->desc, ndim, t->shape, strides ? t->strides : NULL, dt);
     if (st != INFINI_STATUS_SUCCESS) {

@@ -95,6 +95,20 @@ void tl_make_strides(tl_rng *r, size_t ndim, const size_t *shape, unsigned flags
 void tl_contiguous_strides(size_t ndim, const size_t *shape, ptrdiff_t *strides);
 /* Element offset of the linear (row-major) index of a view. */
 ptrdiff_t tl_offset_of(size_t ndim, const size_t *shape, const ptrdiff_t *strides, size_t linear);
+/* Step from one element to the next in linear order, without
+ * tl_offset_of's divisions: idx (ndim zeros at element 0) and off (0 there)
+ * become the next element's index and offset. */
+static inline void tl_offset_next(size_t ndim, const size_t *shape, const ptrdiff_t *strides, size_t *idx,
+                                  ptrdiff_t *off) {
+    for (size_t d = ndim; d-- > 0;) {
+        if (++idx[d] < shape[d]) {
+            *off += strides[d];
+            return;
+        }
+        idx[d] = 0;
+        *off -= (ptrdiff_t)(shape[d] - 1) * strides[d];
+    }
+}
 size_t tl_numel(size_t ndim, const size_t *shape);
 /* Random leading dims (n of them) whose product is at most max_rows (each
  * dim >= 1). */
