@@ -87,30 +87,41 @@ __device__ __forceinline__ void load_chunk(const typename Dt::S *p, typename Dt:
     }
 }
 
-/* Data a kernel touches once (a row's input and its outputs): loads and
- * stores with the evict-first cache hint (ld/st.global.cs), so that they
- * do not push out of the caches what is reused (weight, bias). The
- * accesses stay coherent, so in-place calls are safe. (A few percent on
- * the long-row norms: bench/NOTES.md.) VT is a 16-byte vector, or one
- * element of 2 or 4 bytes (the register path's one-element form). */
-/* The machine word that __ldcs / __stcs move for an access of N bytes. */
-template <size_t N> struct OnceWord;
-template <> struct OnceWord<16> { typedef int4 type; };
-template <> struct OnceWord<4> { typedef unsigned type; };
-template <> struct OnceWord<2> { typedef unsigned short type; };
-template <typename VT> __device__ __forceinline__ VT load_once(const void *p) {
-    typedef typename OnceWord<sizeof(VT)>::type Word; /* (16-byte vectors or 2-, 4-byte elements) */
-    const Word t = __ldcs(reinterpret_cast<const Word *>(p));
+/* One access of sizeof(VT) bytes (a 16-byte vector, or 8, 4 or 2 bytes:
+ * narrower vectors, one element) as one machine word, WordOf: a struct of
+ * half-type elements assigned as a whole, or even an integer vector
+ * stored by a plain assignment, was split into 2- and 4-byte accesses
+ * (seen in the PTX).
+ * ONCE: data a kernel touches once (a row's input and its outputs, a
+ * tensor too large for L2): loads and stores with the evict-first cache
+ * hint (ld/st.global.cs, __ldcs / __stcs), so that they do not push out
+ * of the caches what is reused (weight, bias); the accesses stay
+ * coherent, so in-place calls are safe (a few percent on the long-row
+ * norms: bench/NOTES.md). Otherwise a plain load and a store with the
+ * default policy as one instruction (__stwb, st.global.wb). */
+template <size_t N> struct WordOf;
+template <> struct WordOf<2> { typedef unsigned short type; };
+template <> struct WordOf<4> { typedef unsigned type; };
+template <> struct WordOf<8> { typedef uint2 type; };
+template <> struct WordOf<16> { typedef uint4 type; };
+template <typename VT, bool ONCE> __device__ __forceinline__ VT load_word(const void *p) {
+    typedef typename WordOf<sizeof(VT)>::type Word;
+    Word t;
+    if constexpr (ONCE) t = __ldcs(reinterpret_cast<const Word *>(p));
+    else t = *reinterpret_cast<const Word *>(p);
     VT v;
     memcpy(&v, &t, sizeof v);
     return v;
 }
-template <typename VT> __device__ __forceinline__ void store_once(void *p, const VT &v) {
-    typedef typename OnceWord<sizeof(VT)>::type Word;
+template <typename VT, bool ONCE> __device__ __forceinline__ void store_word(void *p, const VT &v) {
+    typedef typename WordOf<sizeof(VT)>::type Word;
     Word t;
     memcpy(&t, &v, sizeof t);
-    __stcs(reinterpret_cast<Word *>(p), t);
+    if constexpr (ONCE) __stcs(reinterpret_cast<Word *>(p), t);
+    else __stwb(reinterpret_cast<Word *>(p), t);
 }
+template <typename VT> __device__ __forceinline__ VT load_once(const void *p) { return load_word<VT, true>(p); }
+template <typename VT> __device__ __forceinline__ void store_once(void *p, const VT &v) { store_word<VT, true>(p, v); }
 
 /* Asks L2 for the line holding p (no register, no wait). */
 __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }

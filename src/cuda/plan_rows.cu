@@ -171,12 +171,10 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     unsigned lanes = 1;
     while (lanes < 32 && lanes < acc) lanes *= 2;
     size_t sub_items = (acc + lanes - 1) / lanes;
-    if (scalar)
-        sub_items = sub_items <= 1                                                 ? 1
-                    : sub_items <= 4                                               ? 4
-                    : sub_items <= 8 && (reg_flags & INFINIOP_CUDA_REG_WARP8) ? 8
-                                                                                   : 16;
-    else
+    if (scalar) {
+        const bool has8 = reg_flags & INFINIOP_CUDA_REG_WARP8;
+        sub_items = sub_items <= 1 ? 1 : sub_items <= 4 ? 4 : sub_items <= 8 && has8 ? 8 : 16;
+    } else
         sub_items = sub_items <= 1 ? 1 : sub_items <= 2 ? 2 : sub_items <= 4 ? 4 : 8;
     /* It unrolls all the items of every lane, held or not: in the
      * one-element form, with rows that fill the GPU (issue-bound rather

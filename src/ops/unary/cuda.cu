@@ -162,30 +162,6 @@ template <typename T, int KIND, int N> __device__ __forceinline__ void apply_sto
     for (int k = 0; k < N; ++k) v[k] = T::store(c[k]);
 }
 
-/* One access of sizeof(VT) bytes (2, 4, 8 or 16) through an integer
- * vector type. Stores go through __stwb (st.global.wb, the default cache
- * policy, as one instruction): a struct of half-type elements assigned as
- * a whole, or even the integer vector stored by a plain assignment, was
- * split into 2- and 4-byte stores (seen in the PTX). */
-template <int B> struct RawBits;
-template <> struct RawBits<2> { typedef unsigned short T; };
-template <> struct RawBits<4> { typedef unsigned T; };
-template <> struct RawBits<8> { typedef uint2 T; };
-template <> struct RawBits<16> { typedef uint4 T; };
-template <typename VT> __device__ __forceinline__ VT load_bits(const void *p) {
-    typedef typename RawBits<sizeof(VT)>::T B;
-    const B t = *reinterpret_cast<const B *>(p);
-    VT v;
-    memcpy(&v, &t, sizeof v);
-    return v;
-}
-template <typename VT> __device__ __forceinline__ void store_bits(void *p, const VT &v) {
-    typedef typename RawBits<sizeof(VT)>::T B;
-    B t;
-    memcpy(&t, &v, sizeof t);
-    __stwb(reinterpret_cast<B *>(p), t);
-}
-
 /* VEC: contiguous, both pointers 16-byte aligned: nvec vectors of V
  * elements, ITEMS vectors a thread (all loads issued before the first
  * store: the compiler cannot move a load above a store that may alias it,
@@ -214,16 +190,13 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
         const size_t i = base + (size_t)u * blockDim.x;
 #pragma unroll
         for (int k = 0; k < V; ++k) q[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
-        if (i < nvec) q[u] = ONCE ? load_once<VT>(in + i * V) : load_bits<VT>(in + i * V);
+        if (i < nvec) q[u] = load_word<VT, ONCE>(in + i * V);
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
         apply_store<T, KIND>(q[u].v); /* a vector at a time: V chains together, registers as before */
-        if (i < nvec) {
-            if constexpr (ONCE) store_once(out + i * V, q[u]);
-            else store_bits(out + i * V, q[u]); /* one 16-byte store (RawBits) */
-        }
+        if (i < nvec) store_word<VT, ONCE>(out + i * V, q[u]); /* one 16-byte store (WordOf) */
     }
     if (has_tail) {
         apply_store<T, KIND>(t);
@@ -348,7 +321,7 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
 #pragma unroll
                         for (int k = 0; k < W; ++k) x.v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
                     } else {
-                        x = load_bits<VT>(in + ib + (ptrdiff_t)(c * W));
+                        x = load_word<VT, false>(in + ib + (ptrdiff_t)(c * W));
                     }
                 }
 #pragma unroll
@@ -364,7 +337,7 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
 #pragma unroll
         for (int u = 0; u < ITEMS; ++u) {
             const size_t c = c0 + (size_t)u * blockDim.x;
-            if (c < nchunks) store_bits(out + ob + (ptrdiff_t)(c * W), y[u]);
+            if (c < nchunks) store_word<VT, false>(out + ob + (ptrdiff_t)(c * W), y[u]);
         }
     }
 }
@@ -500,7 +473,7 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
             apply_store<T, KIND>(z);
 #pragma unroll
             for (int k = 0; k < V; ++k) o.v[k] = z[k];
-            store_bits(out + ob + (ptrdiff_t)(pp + e) * osp + qq, o); /* one 16-byte store (RawBits) */
+            store_word<VT, false>(out + ob + (ptrdiff_t)(pp + e) * osp + qq, o); /* one 16-byte store (WordOf) */
         }
     }
 }
