@@ -10,7 +10,7 @@
 #   5. hardening: sanitizer builds, fuzzing, thread and memory checks
 #      (scripts/hardening.sh; skipped with INFINIOP_QUICK=1)
 # Usage: scripts/test.sh            (from anywhere; exits non-zero on failure)
-# Duration on a 2-core VM without GPU (Zen 3): about 33 minutes (the CUDA
+# Duration on a 2-core VM without GPU (Zen 3): about 31 minutes (the CUDA
 # build 7, the Python tests with the fresh-venv install 6, hardening about
 # 17 of them); INFINIOP_QUICK=1 (no hardening, no fresh-venv install) about
 # 12 minutes.
