@@ -11,8 +11,8 @@
 #      (scripts/hardening.sh; skipped with INFINIOP_QUICK=1)
 # Usage: scripts/test.sh            (from anywhere; exits non-zero on failure)
 # Duration on a 2-core VM without GPU (Zen 3): about 31 minutes (the CUDA
-# build 7, the Python tests with the fresh-venv install 6, hardening about
-# 17 of them); INFINIOP_QUICK=1 (no hardening, no fresh-venv install) about
+# build 9, the Python tests with the fresh-venv install 6, hardening about
+# 13 of them); INFINIOP_QUICK=1 (no hardening, no fresh-venv install) about
 # 12 minutes.
 # Every stage prints its start and its duration; nothing stays silent for
 # more than about a minute (scripts/progress.sh: heartbeat).
