@@ -187,12 +187,12 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
             constexpr bool STRIDED = decltype(CS)::value;
+            auto go = [&](auto kernel) {
+                return rg_launch(kernel, q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
+            };
             if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
-                if (!q.param_vec)
-                    return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false>, q, p.pdl, stream, ys,
-                                     rs, as, bs, wp, q.lanes, *info);
-            return rg_launch(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true>, q, p.pdl, stream, ys, rs, as, bs,
-                             wp, q.lanes, *info);
+                if (!q.param_vec) return go(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false>);
+            return go(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true>);
         });
     return stream_launch(
         q, p.pdl, stream,

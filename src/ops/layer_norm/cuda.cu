@@ -349,21 +349,18 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     if (rg_is_reg(q))
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
+            auto go = [&](auto kernel) {
+                return rg_launch(kernel, q, p.pdl, stream, o, z, sd, x, ws, bs, q.lanes, *info);
+            };
             /* (strided rows are latency-bound: early loads only) */
-            if constexpr (decltype(CS)::value)
-                return rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, true, true>, q, p.pdl, stream, o, z, sd, x,
-                                 ws, bs, q.lanes, *info);
+            if constexpr (decltype(CS)::value) return go(layer_norm_reg<T, ITEMS, MODE, true, RV, true, true>);
             /* weight or bias of another stride than 1: element loads */
             if constexpr (RV > 1)
                 if (!q.param_vec)
-                    return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false, false>, q, p.pdl, stream,
-                                               o, z, sd, x, ws, bs, q.lanes, *info)
-                                   : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false, false>, q, p.pdl,
-                                               stream, o, z, sd, x, ws, bs, q.lanes, *info);
-            return q.early ? rg_launch(layer_norm_reg<T, ITEMS, MODE, true, RV, false, true>, q, p.pdl, stream, o, z,
-                                       sd, x, ws, bs, q.lanes, *info)
-                           : rg_launch(layer_norm_reg<T, ITEMS, MODE, false, RV, false, true>, q, p.pdl, stream, o, z,
-                                       sd, x, ws, bs, q.lanes, *info);
+                    return q.early ? go(layer_norm_reg<T, ITEMS, MODE, true, RV, false, false>)
+                                   : go(layer_norm_reg<T, ITEMS, MODE, false, RV, false, false>);
+            return q.early ? go(layer_norm_reg<T, ITEMS, MODE, true, RV, false, true>)
+                           : go(layer_norm_reg<T, ITEMS, MODE, false, RV, false, true>);
         });
     return stream_launch(
         q, p.pdl, stream,

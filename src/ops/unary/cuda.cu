@@ -484,8 +484,10 @@ template <typename T, int KIND, int W>
 static cudaError_t launch_rows(const infiniopEltLayout &L, const infiniopCudaEltLaunch &l, dim3 grid, bool pdl,
                                typename T::S *o, const typename T::S *x, cudaStream_t stream) {
     constexpr int FULL = (int)rows_items(W * sizeof(typename T::S));
-    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true> : unary_rows_kernel<T, KIND, W, FULL, true>)
-                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false> : unary_rows_kernel<T, KIND, W, FULL, false>);
+    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true>
+                                        : unary_rows_kernel<T, KIND, W, FULL, true>)
+                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false>
+                                        : unary_rows_kernel<T, KIND, W, FULL, false>);
     return infiniop_cuda_launch(kernel, grid, dim3(l.lanes, l.threads / l.lanes), 0, stream, 1u, pdl, L, l.rows, o, x);
 }
 
@@ -653,6 +655,18 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     return l;
 }
 
+/* ROWS: the widest access (elements, a power of two, at most wmax)
+ * dividing the row length and every row stride of a tensor (strides). */
+static unsigned rows_width(const infiniopEltLayout &L, const ptrdiff_t *strides, unsigned wmax) {
+    const int q = L.ndim - 1;
+    unsigned w = wmax;
+    for (; w > 1; w /= 2) {
+        bool ok = L.shape[q] % w == 0;
+        for (int d = 0; d < q && ok; ++d) ok = strides[d] % (ptrdiff_t)w == 0;
+        if (ok) break;
+    }
+    return w;
+}
 /* Planes of the transposing kernels: the extents other than p and q. */
 static size_t nb_planes(const infiniopEltLayout &L, int tp) { return L.n / (L.shape[tp] * L.shape[L.ndim - 1]); }
 static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
@@ -704,17 +718,8 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
          * the output still by vectors: only the output pointer need be
          * aligned); otherwise both by the narrower. */
         const unsigned wmax = (unsigned)(16 / es);
-        unsigned w_out = wmax, w_in = L.in_stride[q] == 1 ? wmax : 1;
-        for (; w_out > 1; w_out /= 2) {
-            bool ok = L.shape[q] % w_out == 0;
-            for (int d = 0; d < q && ok; ++d) ok = L.out_stride[d] % (ptrdiff_t)w_out == 0;
-            if (ok) break;
-        }
-        for (; w_in > 1; w_in /= 2) {
-            bool ok = L.shape[q] % w_in == 0;
-            for (int d = 0; d < q && ok; ++d) ok = L.in_stride[d] % (ptrdiff_t)w_in == 0;
-            if (ok) break;
-        }
+        const unsigned w_out = rows_width(L, L.out_stride, wmax);
+        const unsigned w_in = L.in_stride[q] == 1 ? rows_width(L, L.in_stride, wmax) : 1;
         const bool in1 = w_in == 1 && (w_out > 1 || L.in_stride[q] != 1);
         const unsigned w = in1 ? w_out : w_in < w_out ? w_in : w_out;
         P.aligned = plan_rows(L, es, w, in1, p);
