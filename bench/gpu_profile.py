@@ -24,12 +24,21 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cases", help="regex over the case names")
     p.add_argument("--peers", action="store_true", help="also profile the first eager variant of each case (after the library's kernel)")
+    p.add_argument("--sweep", action="store_true", help="the cases of bench/gpu_sweep.py (--cases selects among them) "
+                   "rather than those of bench/gpu_bench.py")
+    p.add_argument("--compile", action="store_true", help="also profile the kernels of the case's torch.compile peer "
+                   "(static shapes, compiled before the profiled call)")
     args = p.parse_args()
     import torch
     import infiniop
 
     dev = torch.device("cuda", torch.cuda.current_device())
-    cases = [c for c in gpu_bench.CASES if not args.cases or re.search(args.cases, c.name)]
+    if args.sweep:
+        import gpu_sweep
+        pool = gpu_sweep.cases()
+    else:
+        pool = gpu_bench.CASES
+    cases = [c for c in pool if not args.cases or re.search(args.cases, c.name)]
     for c in cases:
         built = gpu_harness.build(torch, c, dev, 1, infiniop)
         for _ in range(3):
@@ -50,6 +59,17 @@ def main():
             torch.cuda.nvtx.range_pop()
             torch.cuda.synchronize()
             print(f"profiled: {c.name} (eager)", flush=True)
+        if args.compile:
+            torch._dynamo.reset()
+            cf = torch.compile(built.natural, dynamic=False)
+            for _ in range(3):
+                cf(*built.args(0))
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push("prof")
+            cf(*built.args(0))
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+            print(f"profiled: {c.name} (compile)", flush=True)
         del built
         torch.cuda.empty_cache()
     return 0

@@ -89,8 +89,14 @@ static void named_cases(void) {
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
               p.aligned.threads == 288 && !p.same16,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
-    /* layer_norm bf16 4096x768: 96 vectors a row, a warp each */
+    /* layer_norm bf16 4096x768: 96 vectors a row, a warp each, 3 a lane, blocks of 128 threads */
     p = plan(4096, 768, 8, LAYER_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3 &&
+              p.aligned.threads == 128,
+          "kernel %d lanes %u items %u threads %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items,
+          p.aligned.threads);
+    /* ... 97 vectors: 4 a lane */
+    p = plan(4096, 776, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
           "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
     CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar, "kernel %d",
@@ -98,7 +104,7 @@ static void named_cases(void) {
     CHECK(p.pdl, "pdl on compute capability 9");
     /* a strided weight: the same register plan, the weight loaded element by element */
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3,
           "kernel %d", (int)p.aligned.kernel);
     /* ... and with many long rows where the register path does not take them (add_rms_norm over 512
      * vectors), the vector streaming kernel with element-wise weight loads */
@@ -200,7 +206,8 @@ static void invariants(void) {
                                                           (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB &&
                                                            (fl & INFINIOP_CUDA_REG_WARP8))
                                                     : q->items == 1 || q->items == 2 || q->items == 4 ||
-                                                          (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB),
+                                                          ((q->items == 3 || q->items == 8) &&
+                                                           q->kernel == INFINIOP_CUDA_ROW_REG_SUB),
                                           "%zux%zu: items %u (an instance exists)", nr, nc, q->items);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || !q->scalar || q->items == 16,
                                           "%zux%zu: a one-element cluster of %u items", nr, nc, q->items);

@@ -16,6 +16,8 @@
  *   INFINIOP_CUDA_PDL=0            no programmatic dependent launch (every plan)
  *   INFINIOP_CUDA_REG_EARLY=1      the launches' `early` everywhere
  *   INFINIOP_CUDA_PREFETCH=rows    the launches' `prefetch` (0: off)
+ *   INFINIOP_CUDA_REG_SUB_THREADS=32..512  threads a block of warp-form rows (before the spreading rule)
+ *   INFINIOP_CUDA_WARP_ROWS=1..32  rows (warps) a block of the warp streaming kernels
  *   INFINIOP_CUDA_REG_SCALAR=off|decode|all  the one-element register path
  *                                  off, only for fewer rows than SMs, or
  *                                  wherever it holds the row (no fill rule,
@@ -42,6 +44,14 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_PDL"))) k->pdl = strcmp(e, "0") != 0;
     if ((e = getenv("INFINIOP_CUDA_REG_EARLY"))) k->early = !strcmp(e, "1");
     if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) k->prefetch = atol(e);
+    if ((e = getenv("INFINIOP_CUDA_REG_SUB_THREADS"))) {
+        int v = atoi(e);
+        k->sub_threads = v == 32 || v == 64 || v == 128 || v == 256 || v == 512 ? (unsigned)v : 0;
+    }
+    if ((e = getenv("INFINIOP_CUDA_WARP_ROWS"))) {
+        int v = atoi(e);
+        k->warp_rows = v >= 1 && v <= 32 ? (unsigned)v : 0;
+    }
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;
 }

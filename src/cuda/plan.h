@@ -54,8 +54,8 @@ typedef struct {
     unsigned threads;  /* threads per block */
     unsigned grid;     /* blocks (a multiple of cluster); kernels loop over further rows */
     unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); 1 otherwise */
-    unsigned items;    /* REG_*: accesses a thread holds: 16-byte vectors (1, 2, 4; 8 in REG_SUB
-                          where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
+    unsigned items;    /* REG_*: accesses a thread holds: 16-byte vectors (1, 2, 4; in REG_SUB also 3,
+                          and 8 where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
                           where the operator has it; CLUSTER: 16) */
     bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
     bool strided;      /* REG_BLOCK, REG_CLUSTER, scalar: the elements at the tensors' column strides
@@ -99,6 +99,8 @@ typedef struct {
     long prefetch; /* rows of L2 prefetch; < 0: the planner's choice */
     int scalar;    /* the one-element register path: 0 by the rules, 1 off, 2 only with fewer rows
                       than SMs, 3 wherever it can hold the row (no fill rule, before the peel) */
+    unsigned sub_threads; /* REG_SUB: threads a block before the spreading rule halves them; 0: 256 */
+    unsigned warp_rows;   /* STREAM_WARP*: rows (warps) a block; 0: WARP_ROWS */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

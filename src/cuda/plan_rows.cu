@@ -29,9 +29,15 @@
  * GPU.
  *  - vecs <= 128 (latency-bound: vecs <= 32): `lanes` threads of a warp
  *    per row (the smallest power of two that holds the row in at most 4
- *    vectors a thread, 1 vector a thread when it can), blocks of 256
- *    threads, halved while the grid would not give every SM two blocks
- *    (spread the rows); up to 256 vectors (8 a thread, a warp a row) where
+ *    vectors a thread, 1 vector a thread when it can; 3 for rows of 65-96
+ *    vectors, which 4 would hold with a quarter of the registers empty),
+ *    blocks of 128 threads, halved while the grid would not give every SM
+ *    two blocks (spread the rows); a SM keeps a block's warps resident
+ *    together, so at the 80-90 registers a thread of the 4-vector kernels
+ *    two 256-thread blocks (16 warps) fit where five of 128 (20) do
+ *    (measured on an H200: 128 faster by 2-12% than 256, 64 slower on the
+ *    short rows of many rows: more blocks to start; bench/NOTES.md);
+ *    up to 256 vectors (8 a thread, a warp a row) where
  *    the operator has that kernel (INFINIOP_CUDA_REG_WARP8) and the shape
  *    is not latency-bound;
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
@@ -57,7 +63,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -175,7 +181,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
         const bool has8 = reg_flags & INFINIOP_CUDA_REG_WARP8;
         sub_items = sub_items <= 1 ? 1 : sub_items <= 4 ? 4 : sub_items <= 8 && has8 ? 8 : 16;
     } else
-        sub_items = sub_items <= 1 ? 1 : sub_items <= 2 ? 2 : sub_items <= 4 ? 4 : 8;
+        sub_items = sub_items <= 4 ? sub_items : 8; /* (1, 2, 3, 4: rg_dispatch) */
     /* It unrolls all the items of every lane, held or not: in the
      * one-element form, with rows that fill the GPU (issue-bound rather
      * than latency-bound), a row must fill at least half of what the warp
@@ -185,7 +191,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     if (scalar && !lat && kn.scalar != 3 && acc <= warp_acc && acc * 2 < lanes * sub_items) return false;
     if (acc <= warp_acc && !spread && !r.strided) {
         const size_t items = sub_items;
-        unsigned threads = 256;
+        unsigned threads = kn.sub_threads ? kn.sub_threads : 128;
         while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
         r.items = (unsigned)items;
@@ -271,10 +277,10 @@ static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, b
         q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_WARP_PEEL
                    : vec ? INFINIOP_CUDA_ROW_STREAM_WARP_VEC
                          : INFINIOP_CUDA_ROW_STREAM_WARP;
-        q.threads = 32 * WARP_ROWS;
-        rows_per_block = WARP_ROWS;
+        rows_per_block = c.kn.warp_rows ? c.kn.warp_rows : WARP_ROWS;
+        q.threads = 32 * (unsigned)rows_per_block;
         /* (PEEL: each row's slice 16-byte aligned) */
-        q.smem = (size_t)WARP_ROWS * (peel ? (ncols + 3) & ~(size_t)3 : ncols) * sizeof(float);
+        q.smem = rows_per_block * (peel ? (ncols + 3) & ~(size_t)3 : ncols) * sizeof(float);
     } else {
         q.kernel = peel  ? INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL
                    : vec ? INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC

@@ -210,7 +210,8 @@ static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
         return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                              \
                       std::integral_constant<int, SC ? 1 : VEC>(), std::integral_constant<bool, CS>());
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false, false)
-    RG_CASE(1, RG_SUB, false, false) RG_CASE(2, RG_SUB, false, false) RG_CASE(4, RG_SUB, false, false)
+    RG_CASE(1, RG_SUB, false, false) RG_CASE(2, RG_SUB, false, false) RG_CASE(3, RG_SUB, false, false)
+    RG_CASE(4, RG_SUB, false, false)
     RG_CASE(1, RG_BLOCK, false, false) RG_CASE(2, RG_BLOCK, false, false) RG_CASE(4, RG_BLOCK, false, false)
     RG_CASE(1, RG_CLUSTER, false, false) RG_CASE(2, RG_CLUSTER, false, false) RG_CASE(4, RG_CLUSTER, false, false)
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, true, false)
