@@ -313,20 +313,25 @@ ptrdiff_t tl_offset_of(size_t ndim, const size_t *shape, const ptrdiff_t *stride
     return off;
 }
 
-char *tl_fmt_dims(char *buf, size_t n, size_t ndim, const size_t *shape) {
+/* "<open>v0,v1,...<close>" into buf (n bytes, cut short where full): the
+ * values from shape, or from strides where shape is NULL. */
+static char *fmt_list(char *buf, size_t n, size_t ndim, const size_t *shape, const ptrdiff_t *strides,
+                      const char *open, const char *close) {
     size_t k = 0;
-    k += (size_t)snprintf(buf + k, n - k, "[");
-    for (size_t i = 0; i < ndim && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%zu", i ? "," : "", shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
+    k += (size_t)snprintf(buf + k, n - k, "%s", open);
+    for (size_t i = 0; i < ndim && k < n; i++)
+        k += shape ? (size_t)snprintf(buf + k, n - k, "%s%zu", i ? "," : "", shape[i])
+                   : (size_t)snprintf(buf + k, n - k, "%s%td", i ? "," : "", strides[i]);
+    if (k < n) snprintf(buf + k, n - k, "%s", close);
     return buf;
 }
 
+char *tl_fmt_dims(char *buf, size_t n, size_t ndim, const size_t *shape) {
+    return fmt_list(buf, n, ndim, shape, NULL, "[", "]");
+}
+
 char *tl_fmt_strides(char *buf, size_t n, size_t ndim, const ptrdiff_t *strides) {
-    size_t k = 0;
-    k += (size_t)snprintf(buf + k, n - k, "(");
-    for (size_t i = 0; i < ndim && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%td", i ? "," : "", strides[i]);
-    if (k < n) snprintf(buf + k, n - k, ")");
-    return buf;
+    return fmt_list(buf, n, ndim, NULL, strides, "(", ")");
 }
 
 /* ================================================================== program state */
