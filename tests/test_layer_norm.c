@@ -17,6 +17,7 @@
  *    E[x^2] - mean^2 fails the rows with a large mean and a small
  *    deviation that the tests include (error ~ mean^2 eps32 / var).
  */
+#include "layer_norm_tol.h"
 #include "reference.h"
 #include "testlib.h"
 
@@ -42,29 +43,6 @@ typedef struct {
     size_t pad[6];
 } lcase;
 
-typedef struct {
-    size_t D;
-    const double *meanabs_over_std; /* per row */
-    const double *w, *b;            /* per column, |.| */
-    const double *zref;
-    double K;
-} tolctx;
-
-static double tol_z(size_t i, double ref, void *v) {
-    tolctx *c = v;
-    return c->K * TL_EPS32 * (fabs(ref) + c->meanabs_over_std[i / c->D] + 1.0);
-}
-static double tol_out(size_t i, double ref, void *v) {
-    tolctx *c = v;
-    size_t j = i % c->D;
-    return tol_z(i, c->zref[i], v) * c->w[j] + 4.0 * TL_EPS32 * (fabs(ref) + c->b[j]);
-}
-static double tol_std(size_t i, double ref, void *v) {
-    (void)i;
-    tolctx *c = v;
-    return c->K * TL_EPS32 * fabs(ref);
-}
-
 /* The strict check (F32 only): input_standardization and output within 1e-5
  * of float64 relative to max(1, |z|) (to |z w| + |w| + |b| for the output),
  * input_std_deviation within 1e-5 relative, for rows whose mean is up to
@@ -75,7 +53,7 @@ static double tol_z_strict(size_t i, double ref, void *v) {
     return 1e-5 * fmax(1.0, fabs(ref));
 }
 static double tol_out_strict(size_t i, double ref, void *v) {
-    tolctx *c = v;
+    ln_tol_ctx *c = v;
     size_t j = i % c->D;
     (void)ref;
     return 1e-5 * (fmax(1.0, fabs(c->zref[i])) * c->w[j] + c->b[j]);
@@ -159,10 +137,10 @@ static void run_case(const lcase *c, tl_rng *rng) {
             aw[j] = fabs(ref_get(&wv, j));
             if (c->bias) ab[j] = fabs(ref_get(&bv, j));
         }
-        tolctx ctx = {D, mas, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D)};
-        tl_check_close(stdz, "input_standardization", rz, c->strict ? tol_z_strict : tol_z, &ctx);
-        tl_check_close(out, "output", ro, c->strict ? tol_out_strict : tol_out, &ctx);
-        tl_check_close(sd, "input_std_deviation", rs, c->strict ? tol_std_strict : tol_std, &ctx);
+        ln_tol_ctx ctx = {D, mas, aw, ab, rz, ln_tol_k(D)};
+        tl_check_close(stdz, "input_standardization", rz, c->strict ? tol_z_strict : ln_tol_z, &ctx);
+        tl_check_close(out, "output", ro, c->strict ? tol_out_strict : ln_tol_out, &ctx);
+        tl_check_close(sd, "input_std_deviation", rs, c->strict ? tol_std_strict : ln_tol_std, &ctx);
         free(ro); free(rz); free(rs); free(rm); free(mas); free(aw); free(ab);
     }
     TL_OK(infiniopDestroyLayerNormDescriptor(desc));
