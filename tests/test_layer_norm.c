@@ -180,8 +180,7 @@ int main(int argc, char **argv) {
                 c.dt = k_dtypes[d];
                 size_t D = tl_odd_sizes[k];
                 c.ndim = lay ? 3 : 2;
-                c.shape[c.ndim - 1] = D;
-                tl_random_dims(&rng, c.ndim - 1, c.shape, D >= 65537 ? (tl_quick ? 1 : 3) : max_numel / D);
+                tl_row_shape_directed(&rng, c.ndim, c.shape, D, max_numel);
                 c.eps = D == 1 ? 1e-5 : eps_choices[tl_rng_below(&rng, 5)];
                 c.bias = (int)((k + lay) & 1);
                 c.lo = -2; c.hi = 2;
@@ -295,11 +294,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncases; i++) {
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[tl_rng_below(&rng, 3)];
-        c.ndim = 1 + tl_rng_below(&rng, 5);
-        size_t D = tl_rng_chance(&rng, 0.4) ? tl_odd_sizes[tl_rng_below(&rng, 4)] : 1 + tl_rng_below(&rng, 700);
-        c.shape[c.ndim - 1] = D;
-        tl_random_dims(&rng, c.ndim - 1, c.shape, max_numel / D ? max_numel / D : 1);
-        if (c.ndim > 1 && tl_rng_chance(&rng, 0.03)) c.shape[tl_rng_below(&rng, c.ndim - 1)] = 0;
+        size_t D = tl_row_shape_random(&rng, &c.ndim, c.shape, max_numel);
         c.alias = tl_rng_chance(&rng, 0.2) ? (int)tl_rng_below(&rng, AL_COUNT) : AL_NONE;
         c.bias = tl_rng_chance(&rng, 0.6);
         c.eps = eps_choices[tl_rng_below(&rng, 5)];
