@@ -145,14 +145,9 @@ def main(argv=None):
         cases = [c.with_shape(c.tiny or c.shape) for c in cases]
     by_name = {c.name: c for c in cases}
     reps = args.reps or (3 if args.dry_run else (5 if args.quick else 15))
-    try:
-        env = H.Env("cpu" if args.dry_run else args.device, reps)
-    except Exception as e:
-        print(f"gpu_bench: {e}", file=sys.stderr)
+    env, out_dir = H.start("gpu_bench", "cpu" if args.dry_run else args.device, reps, args.out)
+    if env is None:
         return 2
-    out_dir = args.out or os.environ.get("OUT")
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
     env.header("infiniop-c GPU benchmark" + (" (DRY RUN on the CPU)" if args.dry_run else ""),
                f"median of {reps} rounds; " + ("decode cases as CUDA-graph replays, the others on the stream"
                                                if args.no_graph else "every case as CUDA-graph replays of N calls"))

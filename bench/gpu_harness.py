@@ -965,6 +965,21 @@ def precompile(cases, device_name, opts_of, processes, deadline):
 # ---------------------------------------------------------------- the loop
 
 
+def start(prog, device_arg, reps, out):
+    """A run's Env and output folder (out, else $OUT; created; None for
+    neither); (None, None) where the Env cannot start, the reason printed
+    on stderr after "prog: "."""
+    try:
+        env = Env(device_arg, reps)
+    except Exception as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None, None
+    out_dir = out or os.environ.get("OUT")
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+    return env, out_dir
+
+
 class Env:
     """What every run needs: torch, the device, the library, and the lines
     that describe them."""

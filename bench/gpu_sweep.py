@@ -507,14 +507,9 @@ def main(argv=None):
         print("gpu_sweep: no case selected", file=sys.stderr)
         return 2
     reps = args.reps or (3 if args.device == "cpu" else (5 if args.quick else 7))
-    try:
-        env = H.Env(args.device, reps)
-    except Exception as e:
-        print(f"gpu_sweep: {e}", file=sys.stderr)
+    env, out_dir = H.start("gpu_sweep", args.device, reps, args.out)
+    if env is None:
         return 2
-    out_dir = args.out or os.environ.get("OUT")
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
     env.header("infiniop-c GPU shape sweep" + (" (CPU logic check)" if env.cpu else ""),
                f"median of {reps} rounds; graph replays under {fmt_bytes(args.graph_below)} or where the copy takes "
                f"< {args.graph_below_us:g} us, else events around back-to-back calls on the stream")

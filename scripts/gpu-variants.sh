@@ -15,14 +15,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-$ROOT/gpu-check-out}
 mkdir -p "$OUT"
-BUILD=$ROOT/build-gpu-exp
-GEN=()
-command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
-cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DINFINIOP_CUDA=ON \
-  -DINFINIOP_CUDA_EXPERIMENTS=ON -DCMAKE_CUDA_ARCHITECTURES="${INFINIOP_CUDA_ARCH:-90}" \
-  -DINFINIOP_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >"$OUT/variants-build.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target infiniop infinirt >>"$OUT/variants-build.log" 2>&1 ||
-  { echo "build failed: see $OUT/variants-build.log"; exit 1; }
+. scripts/gpu-exp-build.sh
+build_gpu_exp "$OUT/variants-build.log" || { echo "build failed: see $OUT/variants-build.log"; exit 1; }
 IFS=';' read -ra VS <<<"${INFINIOP_VARIANTS:-}"
 for v in "${VS[@]}"; do
   assign=${v%%@*}

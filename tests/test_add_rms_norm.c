@@ -185,8 +185,7 @@ int main(int argc, char **argv) {
                 c.p = k_pairs[p];
                 size_t D = tl_odd_sizes[k];
                 c.ndim = lay ? 3 : 2;
-                c.shape[c.ndim - 1] = D;
-                tl_random_dims(&rng, c.ndim - 1, c.shape, D >= 65537 ? (tl_quick ? 1 : 3) : max_numel / D);
+                tl_row_shape_directed(&rng, c.ndim, c.shape, D, max_numel);
                 c.eps = eps_choices[tl_rng_below(&rng, 5)];
                 c.lo = -2; c.hi = 2;
                 c.null_strides = !lay;
@@ -254,11 +253,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncases; i++) {
         memset(&c, 0, sizeof c);
         c.p = k_pairs[tl_rng_below(&rng, NPAIRS)];
-        c.ndim = 1 + tl_rng_below(&rng, 5);
-        size_t D = tl_rng_chance(&rng, 0.4) ? tl_odd_sizes[tl_rng_below(&rng, 4)] : 1 + tl_rng_below(&rng, 700);
-        c.shape[c.ndim - 1] = D;
-        tl_random_dims(&rng, c.ndim - 1, c.shape, max_numel / D ? max_numel / D : 1);
-        if (c.ndim > 1 && tl_rng_chance(&rng, 0.03)) c.shape[tl_rng_below(&rng, c.ndim - 1)] = 0;
+        tl_row_shape_random(&rng, &c.ndim, c.shape, max_numel);
         c.alias = tl_rng_chance(&rng, 0.25) ? (int)tl_rng_below(&rng, AL_COUNT) : AL_NONE;
         c.eps = eps_choices[tl_rng_below(&rng, 5)];
         double range = tl_rng_chance(&rng, 0.1) ? 1e4 : tl_rng_chance(&rng, 0.3) ? 0.01 : 2;

@@ -21,6 +21,7 @@
  *
  * GPU only: with --device cpu it reports "skipped".
  */
+#include "layer_norm_tol.h"
 #include "reference.h"
 #include "testlib.h"
 
@@ -81,26 +82,6 @@ static void long_add_rms_norm(infiniDtype_t at, infiniDtype_t wt, size_t rows, s
     tl_case_end();
 }
 
-typedef struct {
-    size_t D;
-    const double *mos; /* mean|x| / std per row */
-    const double *w, *b, *zref;
-    double K;
-} lnctx;
-static double tol_z(size_t i, double ref, void *v) {
-    lnctx *c = v;
-    return c->K * TL_EPS32 * (fabs(ref) + c->mos[i / c->D] + 1.0);
-}
-static double tol_out(size_t i, double ref, void *v) {
-    lnctx *c = v;
-    size_t j = i % c->D;
-    return tol_z(i, c->zref[i], v) * c->w[j] + 4.0 * TL_EPS32 * (fabs(ref) + c->b[j]);
-}
-static double tol_std(size_t i, double ref, void *v) {
-    (void)i;
-    return ((lnctx *)v)->K * TL_EPS32 * fabs(ref);
-}
-
 static void long_layer_norm(infiniDtype_t dt, size_t rows, size_t D, int bias, tl_rng *rng) {
     tl_case_begin("layer_norm %s [%zu, %zu]%s", tl_dtype_name(dt), rows, D, bias ? " bias" : "");
     size_t shape[2] = {rows, D}, wshape[1] = {D}, sshape[1] = {rows};
@@ -141,11 +122,11 @@ static void long_layer_norm(infiniDtype_t dt, size_t rows, size_t D, int bias, t
                 aw[j] = fabs(ref_get(&wv, j));
                 if (bias) ab[j] = fabs(ref_get(&bv, j));
             }
-            lnctx ctx = {D, mos, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D)};
+            ln_tol_ctx ctx = {D, mos, aw, ab, rz, ln_tol_k(D)};
             for (int k = 0; k < nt; ++k) tl_tensor_check_untouched(&T[k], "tensor", k < 3);
-            tl_check_close(&T[1], "input_standardization", rz, tol_z, &ctx);
-            tl_check_close(&T[0], "output", ro, tol_out, &ctx);
-            tl_check_close(&T[2], "input_std_deviation", rs, tol_std, &ctx);
+            tl_check_close(&T[1], "input_standardization", rz, ln_tol_z, &ctx);
+            tl_check_close(&T[0], "output", ro, ln_tol_out, &ctx);
+            tl_check_close(&T[2], "input_std_deviation", rs, ln_tol_std, &ctx);
             free(ro), free(rz), free(rs), free(rm), free(mos), free(aw), free(ab);
         }
         TL_OK(infiniopDestroyLayerNormDescriptor(d));

@@ -17,6 +17,7 @@
  *    E[x^2] - mean^2 fails the rows with a large mean and a small
  *    deviation that the tests include (error ~ mean^2 eps32 / var).
  */
+#include "layer_norm_tol.h"
 #include "reference.h"
 #include "testlib.h"
 
@@ -42,29 +43,6 @@ typedef struct {
     size_t pad[6];
 } lcase;
 
-typedef struct {
-    size_t D;
-    const double *meanabs_over_std; /* per row */
-    const double *w, *b;            /* per column, |.| */
-    const double *zref;
-    double K;
-} tolctx;
-
-static double tol_z(size_t i, double ref, void *v) {
-    tolctx *c = v;
-    return c->K * TL_EPS32 * (fabs(ref) + c->meanabs_over_std[i / c->D] + 1.0);
-}
-static double tol_out(size_t i, double ref, void *v) {
-    tolctx *c = v;
-    size_t j = i % c->D;
-    return tol_z(i, c->zref[i], v) * c->w[j] + 4.0 * TL_EPS32 * (fabs(ref) + c->b[j]);
-}
-static double tol_std(size_t i, double ref, void *v) {
-    (void)i;
-    tolctx *c = v;
-    return c->K * TL_EPS32 * fabs(ref);
-}
-
 /* The strict check (F32 only): input_standardization and output within 1e-5
  * of float64 relative to max(1, |z|) (to |z w| + |w| + |b| for the output),
  * input_std_deviation within 1e-5 relative, for rows whose mean is up to
@@ -75,7 +53,7 @@ static double tol_z_strict(size_t i, double ref, void *v) {
     return 1e-5 * fmax(1.0, fabs(ref));
 }
 static double tol_out_strict(size_t i, double ref, void *v) {
-    tolctx *c = v;
+    ln_tol_ctx *c = v;
     size_t j = i % c->D;
     (void)ref;
     return 1e-5 * (fmax(1.0, fabs(c->zref[i])) * c->w[j] + c->b[j]);
@@ -159,10 +137,10 @@ static void run_case(const lcase *c, tl_rng *rng) {
             aw[j] = fabs(ref_get(&wv, j));
             if (c->bias) ab[j] = fabs(ref_get(&bv, j));
         }
-        tolctx ctx = {D, mas, aw, ab, rz, 16.0 + 2.0 * sqrt((double)D)};
-        tl_check_close(stdz, "input_standardization", rz, c->strict ? tol_z_strict : tol_z, &ctx);
-        tl_check_close(out, "output", ro, c->strict ? tol_out_strict : tol_out, &ctx);
-        tl_check_close(sd, "input_std_deviation", rs, c->strict ? tol_std_strict : tol_std, &ctx);
+        ln_tol_ctx ctx = {D, mas, aw, ab, rz, ln_tol_k(D)};
+        tl_check_close(stdz, "input_standardization", rz, c->strict ? tol_z_strict : ln_tol_z, &ctx);
+        tl_check_close(out, "output", ro, c->strict ? tol_out_strict : ln_tol_out, &ctx);
+        tl_check_close(sd, "input_std_deviation", rs, c->strict ? tol_std_strict : ln_tol_std, &ctx);
         free(ro); free(rz); free(rs); free(rm); free(mas); free(aw); free(ab);
     }
     TL_OK(infiniopDestroyLayerNormDescriptor(desc));
@@ -202,8 +180,7 @@ int main(int argc, char **argv) {
                 c.dt = k_dtypes[d];
                 size_t D = tl_odd_sizes[k];
                 c.ndim = lay ? 3 : 2;
-                c.shape[c.ndim - 1] = D;
-                tl_random_dims(&rng, c.ndim - 1, c.shape, D >= 65537 ? (tl_quick ? 1 : 3) : max_numel / D);
+                tl_row_shape_directed(&rng, c.ndim, c.shape, D, max_numel);
                 c.eps = D == 1 ? 1e-5 : eps_choices[tl_rng_below(&rng, 5)];
                 c.bias = (int)((k + lay) & 1);
                 c.lo = -2; c.hi = 2;
@@ -317,11 +294,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncases; i++) {
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[tl_rng_below(&rng, 3)];
-        c.ndim = 1 + tl_rng_below(&rng, 5);
-        size_t D = tl_rng_chance(&rng, 0.4) ? tl_odd_sizes[tl_rng_below(&rng, 4)] : 1 + tl_rng_below(&rng, 700);
-        c.shape[c.ndim - 1] = D;
-        tl_random_dims(&rng, c.ndim - 1, c.shape, max_numel / D ? max_numel / D : 1);
-        if (c.ndim > 1 && tl_rng_chance(&rng, 0.03)) c.shape[tl_rng_below(&rng, c.ndim - 1)] = 0;
+        size_t D = tl_row_shape_random(&rng, &c.ndim, c.shape, max_numel);
         c.alias = tl_rng_chance(&rng, 0.2) ? (int)tl_rng_below(&rng, AL_COUNT) : AL_NONE;
         c.bias = tl_rng_chance(&rng, 0.6);
         c.eps = eps_choices[tl_rng_below(&rng, 5)];

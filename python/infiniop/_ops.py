@@ -24,17 +24,10 @@ from ._capi import (  # noqa: F401  (the ctypes entry points, for tests and tool
     _c_silu_,
     device_count,
 )
+from ._names import OPERATORS
 from ._tensor import is_torch_tensor
 
-__all__ = [
-    "add_rms_norm",
-    "layer_norm",
-    "causal_softmax",
-    "causal_softmax_",
-    "silu",
-    "silu_",
-    "sigmoid",
-    "sigmoid_",
+__all__ = OPERATORS + [
     "clear_cache",
     "cache_info",
     "device_count",

@@ -64,18 +64,9 @@ from torch import Tensor
 
 from . import _capi, _native
 from ._errors import InfiniopError
+from ._names import OPERATORS
 
-__all__ = [
-    "add_rms_norm",
-    "layer_norm",
-    "causal_softmax",
-    "causal_softmax_",
-    "silu",
-    "silu_",
-    "sigmoid",
-    "sigmoid_",
-    "NATIVE",
-]
+__all__ = OPERATORS + ["NATIVE"]
 
 NAMESPACE = "infiniop"
 

@@ -15,6 +15,29 @@ TOL = {
 }
 
 
+def torch_tol(torch):
+    """TOL keyed by the torch dtypes."""
+    return {torch.float16: TOL[F16], torch.bfloat16: TOL[BF16], torch.float32: TOL[F32], torch.float64: TOL[F64]}
+
+
+def torch_cuda_skip(torch):
+    """Why the torch tests' CUDA cases skip, or None where they run."""
+    import infiniop
+
+    if not torch.cuda.is_available():
+        return "no GPU: torch sees no CUDA device"
+    if infiniop.device_count(infiniop.Device.NVIDIA) == 0:
+        return "libinfiniop was built without the NVIDIA backend (or sees no GPU)"
+    return None
+
+
+def torch_devices(cuda_skip):
+    """The device parameters of a torch test: cpu, and cuda skipped for cuda_skip."""
+    import pytest
+
+    return ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(cuda_skip is not None, reason=str(cuda_skip)))]
+
+
 def rand(shape, dtype, rng, scale=1.0, offset=0.0):
     return (rng.standard_normal(shape) * scale + offset).astype(dtype)
 

@@ -18,22 +18,14 @@ import infiniop  # noqa: E402
 import infiniop.torch_ops  # noqa: E402,F401
 from infiniop import InfiniopError, Status  # noqa: E402
 
-from helpers import silu_ref, sigmoid_ref  # noqa: E402
+from helpers import sigmoid_ref, silu_ref, torch_cuda_skip, torch_devices  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ops = torch.ops.infiniop
 
 
-def _cuda_reason():
-    if not torch.cuda.is_available():
-        return "no GPU: torch sees no CUDA device"
-    if infiniop.device_count(infiniop.Device.NVIDIA) == 0:
-        return "libinfiniop was built without the NVIDIA backend (or sees no GPU)"
-    return None
-
-
-CUDA_SKIP = _cuda_reason()
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_SKIP is not None, reason=str(CUDA_SKIP)))]
+CUDA_SKIP = torch_cuda_skip(torch)
+DEVICES = torch_devices(CUDA_SKIP)
 
 _beside = Path(infiniop.library_path()).parent / "libinfiniop_torch.so"
 native = pytest.mark.skipif(

@@ -11,26 +11,15 @@ import torch.nn.functional as F  # noqa: E402
 import infiniop  # noqa: E402
 from infiniop import InfiniopError, Status  # noqa: E402
 
-
-def _cuda_reason():
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    if infiniop.device_count(infiniop.Device.NVIDIA) == 0:
-        return "libinfiniop was built without the NVIDIA backend (or sees no GPU)"
-    return None
+from helpers import torch_cuda_skip, torch_devices, torch_tol  # noqa: E402
 
 
-CUDA_SKIP = _cuda_reason()
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_SKIP is not None, reason=str(CUDA_SKIP)))]
+CUDA_SKIP = torch_cuda_skip(torch)
+DEVICES = torch_devices(CUDA_SKIP)
 
 HALF_AND_F32 = [torch.float16, torch.bfloat16, torch.float32]
 ALL_FLOAT = HALF_AND_F32 + [torch.float64]
-TOL = {
-    torch.float16: (2e-3, 2e-3),
-    torch.bfloat16: (1.6e-2, 1.6e-2),
-    torch.float32: (2e-5, 2e-6),
-    torch.float64: (1e-12, 1e-14),
-}
+TOL = torch_tol(torch)
 
 
 def close(actual, expected, dtype, scale=1.0):

@@ -19,28 +19,18 @@ from helpers import (  # noqa: E402
     layer_norm_ref,
     sigmoid_ref,
     silu_ref,
+    torch_cuda_skip,
+    torch_devices,
+    torch_tol,
 )
 
 ops = torch.ops.infiniop
 
 
-def _cuda_reason():
-    if not torch.cuda.is_available():
-        return "no GPU: torch sees no CUDA device"
-    if infiniop.device_count(infiniop.Device.NVIDIA) == 0:
-        return "libinfiniop was built without the NVIDIA backend (or sees no GPU)"
-    return None
-
-
-CUDA_SKIP = _cuda_reason()
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_SKIP is not None, reason=str(CUDA_SKIP)))]
+CUDA_SKIP = torch_cuda_skip(torch)
+DEVICES = torch_devices(CUDA_SKIP)
 HALF_F32 = [torch.float16, torch.bfloat16, torch.float32]
-TOL = {
-    torch.float16: (2e-3, 2e-3),
-    torch.bfloat16: (1.6e-2, 1.6e-2),
-    torch.float32: (2e-5, 2e-6),
-    torch.float64: (1e-12, 1e-14),
-}
+TOL = torch_tol(torch)
 
 
 def dname(d):

@@ -303,6 +303,20 @@ void tl_random_dims(tl_rng *r, size_t n, size_t *dims, size_t max_rows) {
     }
 }
 
+void tl_row_shape_directed(tl_rng *r, size_t ndim, size_t *shape, size_t D, size_t max_numel) {
+    shape[ndim - 1] = D;
+    tl_random_dims(r, ndim - 1, shape, D >= 65537 ? (tl_quick ? 1 : 3) : max_numel / D);
+}
+
+size_t tl_row_shape_random(tl_rng *r, size_t *ndim, size_t *shape, size_t max_numel) {
+    size_t nd = *ndim = 1 + tl_rng_below(r, 5);
+    size_t D = tl_rng_chance(r, 0.4) ? tl_odd_sizes[tl_rng_below(r, 4)] : 1 + tl_rng_below(r, 700);
+    shape[nd - 1] = D;
+    tl_random_dims(r, nd - 1, shape, max_numel / D ? max_numel / D : 1);
+    if (nd > 1 && tl_rng_chance(r, 0.03)) shape[tl_rng_below(r, nd - 1)] = 0;
+    return D;
+}
+
 ptrdiff_t tl_offset_of(size_t ndim, const size_t *shape, const ptrdiff_t *strides, size_t linear) {
     ptrdiff_t off = 0;
     for (size_t i = ndim; i-- > 0;) {
@@ -313,20 +327,25 @@ ptrdiff_t tl_offset_of(size_t ndim, const size_t *shape, const ptrdiff_t *stride
     return off;
 }
 
-char *tl_fmt_dims(char *buf, size_t n, size_t ndim, const size_t *shape) {
+/* "<open>v0,v1,...<close>" into buf (n bytes, cut short where full): the
+ * values from shape, or from strides where shape is NULL. */
+static char *fmt_list(char *buf, size_t n, size_t ndim, const size_t *shape, const ptrdiff_t *strides,
+                      const char *open, const char *close) {
     size_t k = 0;
-    k += (size_t)snprintf(buf + k, n - k, "[");
-    for (size_t i = 0; i < ndim && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%zu", i ? "," : "", shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
+    k += (size_t)snprintf(buf + k, n - k, "%s", open);
+    for (size_t i = 0; i < ndim && k < n; i++)
+        k += shape ? (size_t)snprintf(buf + k, n - k, "%s%zu", i ? "," : "", shape[i])
+                   : (size_t)snprintf(buf + k, n - k, "%s%td", i ? "," : "", strides[i]);
+    if (k < n) snprintf(buf + k, n - k, "%s", close);
     return buf;
 }
 
+char *tl_fmt_dims(char *buf, size_t n, size_t ndim, const size_t *shape) {
+    return fmt_list(buf, n, ndim, shape, NULL, "[", "]");
+}
+
 char *tl_fmt_strides(char *buf, size_t n, size_t ndim, const ptrdiff_t *strides) {
-    size_t k = 0;
-    k += (size_t)snprintf(buf + k, n - k, "(");
-    for (size_t i = 0; i < ndim && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "%s%td", i ? "," : "", strides[i]);
-    if (k < n) snprintf(buf + k, n - k, ")");
-    return buf;
+    return fmt_list(buf, n, ndim, NULL, strides, "(", ")");
 }
 
 /* ================================================================== program state */

@@ -115,6 +115,13 @@ size_t tl_numel(size_t ndim, const size_t *shape);
 void tl_random_dims(tl_rng *r, size_t n, size_t *dims, size_t max_rows);
 /* The odd sizes every reduced dimension is tested with. */
 extern const size_t tl_odd_sizes[5]; /* 1, 3, 127, 4097, 65537 */
+/* Shapes of the row operators' cases (add_rms_norm, layer_norm), rows of D
+ * elements, the other dimensions from tl_random_dims within max_numel
+ * elements. Directed: ndim given, and one row (3 without --quick) where
+ * D >= 65537. Random: 1 to 5 dimensions, D one of the first four odd sizes
+ * (40%) or 1 to 700, and 3% of the shapes with a row dimension 0; returns D. */
+void tl_row_shape_directed(tl_rng *r, size_t ndim, size_t *shape, size_t D, size_t max_numel);
+size_t tl_row_shape_random(tl_rng *r, size_t *ndim, size_t *shape, size_t max_numel);
 /* "[2,3,4]" / "(s0,s1,s2)" into buf; returns buf. */
 char *tl_fmt_dims(char *buf, size_t n, size_t ndim, const size_t *shape);
 char *tl_fmt_strides(char *buf, size_t n, size_t ndim, const ptrdiff_t *strides);
