@@ -288,6 +288,27 @@ int main(int argc, char **argv) {
             make_layouts(&rng, &c, 0);
             run_case(&c, &rng);
         }
+        /* transposed inputs, contiguous outputs, shapes that fill a GPU
+         * (not latency-bound: the streaming kernel there, a tiled one
+         * planned, bench/NOTES.md): R x 768 (one run of R rows of unit
+         * stride), 4x39x2048 (runs of 39), 93x2x2000 (runs of 2), and
+         * R x 768 whose rows' first element sits 100 from the rest (a
+         * shift far from the mean: the statistics' second round) */
+        for (int v = 0; v < 4; v++) {
+            memset(&c, 0, sizeof c);
+            const size_t R = tl_quick ? 512 : 4096;
+            c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = v != 2; c.lo = -2; c.hi = 2;
+            if (v == 1) { c.ndim = 3; c.shape[0] = 4; c.shape[1] = 39; c.shape[2] = 2048; }
+            else if (v == 2) { c.ndim = 3; c.shape[0] = 93; c.shape[1] = 2; c.shape[2] = 2000; }
+            else { c.ndim = 2; c.shape[0] = v == 3 ? R / 4 : R; c.shape[1] = 768; }
+            if (v == 3) { c.step = 100.0; c.head = 1; }
+            make_layouts(&rng, &c, 0);
+            const size_t nd = c.ndim, Dn = c.shape[nd - 1], J = c.shape[nd - 2];
+            c.st[3][nd - 2] = 1;          /* the rows of a run: consecutive */
+            c.st[3][nd - 1] = (ptrdiff_t)J; /* the columns: runs apart */
+            if (nd == 3) c.st[3][0] = (ptrdiff_t)(J * Dn);
+            run_case(&c, &rng);
+        }
     }
 
     size_t ncases = tl_quick ? 40 : 250;
