@@ -99,7 +99,7 @@ typedef struct {
     long prefetch; /* rows of L2 prefetch; < 0: the planner's choice */
     int scalar;    /* the one-element register path: 0 by the rules, 1 off, 2 only with fewer rows
                       than SMs, 3 wherever it can hold the row (no fill rule, before the peel) */
-    unsigned sub_threads; /* REG_SUB: threads a block before the spreading rule halves them; 0: 256 */
+    unsigned sub_threads; /* REG_SUB: threads a block before the spreading rule halves them; 0: 128 */
     unsigned warp_rows;   /* STREAM_WARP*: rows (warps) a block; 0: WARP_ROWS */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
