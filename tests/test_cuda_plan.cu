@@ -33,9 +33,9 @@ static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
 static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
 
 static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel,
-                                 bool unit = false) {
+                                 bool unit = false, size_t tile_run = 0) {
     infiniopCudaRowPlan p;
-    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel, unit};
+    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel, unit, tile_run};
     infiniStatus_t st = infiniop_cuda_plan_rows(0, s, &p);
     CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
     return p;
@@ -174,6 +174,30 @@ static void named_cases(void) {
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.pdl, "kernel %d", (int)p.aligned.kernel);
 }
 
+static void tile_cases(void) {
+    g_dev = H100;
+    /* layer_norm bf16 4096x768 transposed (rows of unit stride 4096 long): tiles of 16 rows */
+    infiniopCudaRowPlan p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false, 4096);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 16 && p.aligned.threads == 256 &&
+              p.unaligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.grid == 256,
+          "kernel %d rows %u threads %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.threads,
+          p.aligned.grid);
+    /* 93x2x13284: runs of 2 rows, tiles of 2 */
+    p = plan(186, 13284, 8, LAYER_NORM, false, true, false, false, 2);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 2 && p.aligned.grid == 93,
+          "kernel %d rows %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.grid);
+    /* 13x39x4096: runs of 39, tiles of 16 (3 a run) */
+    p = plan(507, 4096, 8, LAYER_NORM, false, true, false, false, 39);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 16 && p.aligned.grid == 39,
+          "kernel %d rows %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.grid);
+    /* latency-bound: the strided register path as before */
+    p = plan(2, 20161, 8, LAYER_NORM, false, false, false, false, 2);
+    CHECK(is_reg(p.aligned.kernel) && p.aligned.strided, "kernel %d", (int)p.aligned.kernel);
+    /* tiles over half of L2 (16 rows x 65536 bf16 x 264 blocks): the streaming kernel */
+    p = plan(4096, 65536, 8, LAYER_NORM, false, true, false, false, 4096);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK, "kernel %d", (int)p.aligned.kernel);
+}
+
 static void invariants(void) {
     static const size_t rows[] = {1, 2, 7, 64, 107, 108, 131, 132, 133, 1000, 4096, 65536, 1u << 22};
     static const size_t cols[] = {1, 3, 8, 64, 96, 197, 256, 777, 1024, 1025, 1500, 2048, 4096, 8192,
@@ -255,6 +279,7 @@ static void invariants(void) {
 
 int main(void) {
     named_cases();
+    tile_cases();
     invariants();
     printf("test_cuda_plan: %d checks, %d failed\n", g_checks, g_fail);
     return g_fail ? 1 : 0;

@@ -289,9 +289,9 @@ int main(int argc, char **argv) {
             run_case(&c, &rng);
         }
         /* transposed inputs, contiguous outputs, shapes that fill a GPU
-         * (not latency-bound: the streaming kernel there, a tiled one
-         * planned, bench/NOTES.md): R x 768 (one run of R rows of unit
-         * stride), 4x39x2048 (runs of 39), 93x2x2000 (runs of 2), and
+         * (not latency-bound: the tiled row kernel TILE_T there): R x 768
+         * (one run of R rows of unit stride), 4x39x2048 (runs of 39:
+         * tiles of 16, 16 and 7), 93x2x2000 (runs of 2), and
          * R x 768 whose rows' first element sits 100 from the rest (a
          * shift far from the mean: the statistics' second round) */
         for (int v = 0; v < 4; v++) {

@@ -473,6 +473,10 @@ struct InfiniopRowShape {
     int vec_elems;
     unsigned reg_flags;
     bool vec, param_vec, peel, unit;
+    /* TILE_T (operators that have that kernel): the extent of the input's
+     * innermost row dimension when its stride there is 1 and its column
+     * stride is not (a transposed input); 0 otherwise */
+    size_t tile_run;
 };
 
 /* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the

@@ -12,6 +12,7 @@ extern "C" const char *infiniop_cuda_row_kernel_name(infiniopCudaRowKernel k) {
     case INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL: return "stream-block-peel16";
     case INFINIOP_CUDA_ROW_STREAM_WARP: return "stream-warp";
     case INFINIOP_CUDA_ROW_STREAM_BLOCK: return "stream-block";
+    case INFINIOP_CUDA_ROW_TILE_T: return "tile-t";
     }
     return "?";
 }
@@ -22,6 +23,7 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
     case INFINIOP_CUDA_ROW_REG_SUB: infiniop_append(b, n, len, " items=%u lanes=%u", q->items, q->lanes); break;
     case INFINIOP_CUDA_ROW_REG_BLOCK: infiniop_append(b, n, len, " items=%u", q->items); break;
     case INFINIOP_CUDA_ROW_REG_CLUSTER: infiniop_append(b, n, len, " items=%u cluster=%u", q->items, q->cluster); break;
+    case INFINIOP_CUDA_ROW_TILE_T: infiniop_append(b, n, len, " rows=%u", q->tile_rows); break;
     default: break;
     }
     infiniop_append(b, n, len, " threads=%u grid=%u", q->threads, q->grid);
@@ -37,6 +39,7 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
         infiniop_append(b, n, len, "%s params=%s", q->smem ? " cache=smem" : " cache=none",
                         q->param_vec ? "vec16" : "scalar");
         break;
+    case INFINIOP_CUDA_ROW_TILE_T: break;
     default: infiniop_append(b, n, len, "%s", q->smem ? " cache=smem" : " cache=none"); break;
     }
 }

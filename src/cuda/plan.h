@@ -28,6 +28,14 @@ extern "C" {
  *               forms: `lanes` threads of a warp per row (SUB), a block per
  *               row (BLOCK), a cluster of `cluster` blocks per row (CLUSTER,
  *               Hopper and later);
+ *   TILE_T      transposed inputs (the input's innermost row dimension of
+ *               unit stride, its column stride not 1) that are not
+ *               latency-bound, operators that have it: a block takes a tile
+ *               of `tile_rows` consecutive rows by every column, reads its
+ *               input by lanes along the rows (whole sectors), adds the
+ *               row statistics over the block through shared memory, and
+ *               stages the outputs of 256 columns at a time in shared memory
+ *               so that they are stored along the output rows;
  *   STREAM_*    the streaming kernels (src/ops/<op>/cuda.cu): a warp per
  *               row (WARP, rows of up to 1024 elements) or a block per row
  *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow),
@@ -46,6 +54,7 @@ typedef enum {
     INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL = 6,
     INFINIOP_CUDA_ROW_STREAM_WARP = 7,
     INFINIOP_CUDA_ROW_STREAM_BLOCK = 8,
+    INFINIOP_CUDA_ROW_TILE_T = 9,
 } infiniopCudaRowKernel;
 
 /* One kernel and its launch parameters. */
@@ -64,6 +73,8 @@ typedef struct {
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
+    unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..16: the smallest that holds the
+                           input's run of unit-stride rows, at most 16) */
     bool param_vec;    /* STREAM_*_VEC and vector REG_*: weight and bias by 16-byte vectors (unit
                           stride), else element by element */
     size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between

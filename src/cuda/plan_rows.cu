@@ -308,6 +308,35 @@ static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, b
     return q;
 }
 
+/* TILE_T (transposed inputs that fill the GPU; the kernel: the operator's
+ * cuda.cu): tiles of tile_rows consecutive rows (the smallest power of two
+ * holding the input's run of unit-stride rows, 2..16: 16 rows of 2 bytes
+ * are one 32-byte sector a column) by every column, blocks of 256
+ * threads. The kernel reads a tile twice (statistics, then outputs), the
+ * second time from L2: only while the tiles resident at once (two blocks
+ * a SM, or every tile when there are fewer) fit half of L2. Blocks loop
+ * over further tiles. */
+#define TILE_THREADS 256
+static bool plan_tile(const RowCtx &c, infiniopCudaRowLaunch *q) {
+    const size_t run = c.s.tile_run, nrows = c.s.nrows, ncols = c.s.ncols;
+    if (!run || c.s.unit || nrows == 0 || nrows % run != 0) return false;
+    if (latency_bound(c, ncols)) return false; /* the strided register path */
+    unsigned tr = 2;
+    while (tr < 16 && tr < run) tr *= 2;
+    const size_t es = 16 / (size_t)c.s.vec_elems, tiles = nrows / run * ((run + tr - 1) / tr);
+    const size_t resident = tiles < 2 * (size_t)c.p.sm_count ? tiles : 2 * (size_t)c.p.sm_count;
+    if (!c.p.l2_bytes || (size_t)tr * ncols * es * resident > c.p.l2_bytes / 2) return false;
+    infiniopCudaRowLaunch r = {};
+    r.kernel = INFINIOP_CUDA_ROW_TILE_T;
+    r.threads = TILE_THREADS;
+    r.cluster = 1;
+    r.tile_rows = tr;
+    const size_t cap = (size_t)c.p.sm_count * (size_t)(c.p.max_threads_per_sm / TILE_THREADS) * 8;
+    r.grid = (unsigned)(tiles < cap ? tiles : cap);
+    *q = r;
+    return true;
+}
+
 /* The implementation list: tried in order, the first whose rule holds
  * runs. `vec`: 16-byte vectors allowed (the aligned launch of a layout
  * that allows them); `peel`: the PEEL kernels allowed (the aligned launch
@@ -342,6 +371,8 @@ static const RowImpl row_impls[] = {
          if (sk == 1 || ((peel || sk == 2) && sk != 3 && !latency_bound(c, c.s.ncols))) return false;
          return plan_reg(c, true, q);
      }},
+    {"tile-t: a transposed input (innermost row stride 1, column stride not), not latency-bound, tiles in L2",
+     [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) { return plan_tile(c, q); }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
          if (!peel || c.s.ncols > WARP_MAX_COLS) return false;

@@ -331,6 +331,151 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* TILE_T (cuda/plan.h, cuda/plan_rows.cu's plan_tile): a transposed input,
+ * whose rows are consecutive elements at each column. A block takes tiles
+ * of tr consecutive rows of one run (the input's innermost row dimension,
+ * `run` rows of unit stride) by all D columns. Thread t works on row
+ * t % tr of the tile and on columns t / tr + k CG (CG = 256 / tr column
+ * groups), so one warp load covers tr adjacent elements of each of 32 / tr
+ * columns: whole sectors, where a kernel walking a row reads one element
+ * of each. Statistics as the register path's: shifted sums (K = the row's
+ * first element), added over the block through shared memory, ln_stats;
+ * rows with delta^2 > var (rare; non-finite rows too) send the tile
+ * through a second round with K = the rounded mean. Then slabs of 256
+ * columns: z and the output computed by the same mapping (the input read
+ * again, from L2), staged in shared memory, and stored along the output
+ * rows, the block's threads on 256 consecutive columns of one row at a
+ * time. Each element is read before any thread writes it (the slab's
+ * barrier), so output or input_standardization may be exactly input. */
+#define LN_TILE_THREADS 256
+#define LN_TILE_COLS 256
+#define LN_TILE_MAXR 16
+template <typename T>
+__global__ void __launch_bounds__(LN_TILE_THREADS)
+    layer_norm_tile(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
+                    const typename T::S *w, const typename T::S *b, unsigned tr, size_t run,
+                    const __grid_constant__ infiniopLayerNormInfo info) {
+    typedef typename T::S S;
+    constexpr bool FAST = IsHalf<T>::value;
+    constexpr int U = 16; /* loads in flight a thread in the statistics passes */
+    __shared__ float part[2][LN_TILE_THREADS];
+    __shared__ float rst[LN_TILE_MAXR][3]; /* a row's K, delta, then 1/sd (half types) or sd */
+    __shared__ float sz[LN_TILE_COLS][LN_TILE_MAXR + 1], so[LN_TILE_COLS][LN_TILE_MAXR + 1];
+    __shared__ ptrdiff_t offs[3][LN_TILE_MAXR]; /* the tile rows' offsets: input, output, stdz */
+    __shared__ int again;
+    grid_dependency();
+    const infiniopRowLayout &L = info.rows;
+    const size_t D = L.ncols;
+    const float invD = 1.0f / (float)D;
+    const unsigned t = threadIdx.x, jl = t & (tr - 1), cg = t / tr, CG = LN_TILE_THREADS / tr;
+    const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ];
+    const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
+    const bool has_bias = info.has_bias;
+    const size_t per_run = (run + tr - 1) / tr, ntiles = L.nrows / run * per_run;
+    for (size_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+        const size_t outer = tile / per_run, j0 = (tile - outer * per_run) * tr, r0 = outer * run + j0;
+        const unsigned nr = run - j0 < tr ? (unsigned)(run - j0) : tr; /* rows in this tile */
+        __syncthreads(); /* (the last tile's shared memory is read no more) */
+        if (t < nr) {
+            offs[0][t] = row_off(L, LN_IN, r0 + t);
+            offs[1][t] = row_off(L, LN_OUT, r0 + t);
+            offs[2][t] = row_off(L, LN_STDZ, r0 + t);
+        }
+        if (t == 0) again = 0;
+        __syncthreads();
+        const bool act = jl < nr;
+        const S *x = in + (act ? offs[0][jl] : 0);
+        float K = act ? T::load(x[0]) : 0.0f;
+        for (int round = 0; round < 2; ++round) {
+            /* the shifted sums of this thread's columns (absent ones count
+             * as K: a zero deviation) */
+            float sums[2] = {0.0f, 0.0f};
+            for (size_t c0 = cg; c0 < D; c0 += (size_t)CG * U) {
+                float v[U];
+#pragma unroll
+                for (int k = 0; k < U; ++k) {
+                    const size_t c = c0 + (size_t)k * CG;
+                    v[k] = act && c < D ? T::load(x[(ptrdiff_t)c * xs]) : K;
+                }
+#pragma unroll
+                for (int k = 0; k < U; ++k) ln_add(v[k], K, sums);
+            }
+            part[0][t] = sums[0];
+            part[1][t] = sums[1];
+            __syncthreads();
+            if (t < nr) { /* (t < tr: this thread holds row t's K) */
+                float a = 0.0f, q = 0.0f;
+                for (unsigned g = 0; g < CG; ++g) a += part[0][g * tr + t], q += part[1][g * tr + t];
+                const LnStats ls = round ? ln_stats<false>(K, a, q, D, invD) : ln_stats<FAST>(K, a, q, D, invD);
+                rst[t][0] = ls.K, rst[t][1] = ls.delta, rst[t][2] = ls.var;
+                if (!(ls.delta * ls.delta <= ls.var)) again = 1;
+            }
+            __syncthreads();
+            if (round || !again) break;
+            /* the second round (rare): K = the rounded mean, every row of the tile */
+            if (act) K = rst[jl][0] + rst[jl][1];
+            __syncthreads(); /* (part is written again) */
+        }
+        if (t < nr) {
+            float var = rst[t][2];
+            if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
+            const float ve = var + info.eps;
+            const float sd = FAST ? sqrt_approx(ve) : sqrtf(ve);
+            stdv[row_off(L, LN_STD, r0 + t)] = T::store(sd);
+            rst[t][2] = FAST ? rsqrt_approx(ve) : sd;
+        }
+        __syncthreads();
+        LnStats ls;
+        ls.K = rst[jl][0], ls.delta = rst[jl][1], ls.var = 0.0f;
+        const float q = rst[jl][2];
+        const DivBy div(FAST ? 1.0f : q); /* (F32: z = d / sd correctly rounded) */
+        for (size_t s0 = 0; s0 < D; s0 += LN_TILE_COLS) {
+            const unsigned ncs = D - s0 < LN_TILE_COLS ? (unsigned)(D - s0) : LN_TILE_COLS;
+            float xv[LN_TILE_MAXR], wv[LN_TILE_MAXR], bv[LN_TILE_MAXR];
+#pragma unroll
+            for (int k = 0; k < LN_TILE_MAXR; ++k) { /* tr columns a thread, all loads first */
+                const unsigned cl = cg + (unsigned)k * CG;
+                const bool ok = act && (unsigned)k < tr && cl < ncs;
+                const size_t c = s0 + cl;
+                xv[k] = ok ? T::load(x[(ptrdiff_t)c * xs]) : 0.0f;
+                wv[k] = ok ? T::load(w[(ptrdiff_t)c * wst]) : 0.0f;
+                bv[k] = ok && has_bias ? T::load(b[(ptrdiff_t)c * bst]) : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < LN_TILE_MAXR; ++k) {
+                const unsigned cl = cg + (unsigned)k * CG;
+                if (act && (unsigned)k < tr && cl < ncs) {
+                    const float d = ln_center(ls, xv[k]);
+                    const float zo = FAST ? d * q : div(d);
+                    float oo = zo * wv[k];
+                    if (has_bias) oo += bv[k];
+                    sz[cl][jl] = zo;
+                    so[cl][jl] = oo;
+                }
+            }
+            __syncthreads();
+            if (t < ncs) {
+                const ptrdiff_t c = (ptrdiff_t)(s0 + t);
+                for (unsigned i = 0; i < nr; ++i) {
+                    stdz[offs[2][i] + c * zs] = T::store(sz[t][i]);
+                    out[offs[1][i] + c * os] = T::store(so[t][i]);
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* The TILE_T run (plan_tile): the extent of the input's innermost row
+ * dimension when its stride there is 1 and its column stride is not (a
+ * transposed input); 0 otherwise. */
+static size_t ln_tile_run(const infiniopRowLayout &L) {
+    if (L.col_stride[LN_IN] == 1 || L.nrows < 2) return 0;
+    const int d = L.ndims >= 1 ? L.ndims - 1 : 0;
+    if (L.ndims < 1 || L.stride[d][LN_IN] != 1) return 0;
+    return L.shape[d];
+}
+
 /* Runs the plan (cuda/plan.h): its aligned launch when every pointer it
  * reads or writes by vectors is 16-byte aligned, else its unaligned one. */
 template <typename T>
@@ -346,6 +491,9 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     const infiniopCudaRowLaunch &q = infiniop_row_launch(p, vp, nvp);
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
+    if (q.kernel == INFINIOP_CUDA_ROW_TILE_T)
+        return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), 0, stream, 1u, p.pdl, o, z, sd,
+                                    x, ws, bs, q.tile_rows, ln_tile_run(info->rows), *info);
     if (rg_is_reg(q))
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
@@ -379,7 +527,8 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 infiniop_rows_vec_ok(&info->rows, ts, 3, es, V),
                                 info->w_stride == 1 && (!info->has_bias || info->b_stride == 1),
                                 false,
-                                infiniop_rows_unit_ok(&info->rows, ts, 3)};
+                                infiniop_rows_unit_ok(&info->rows, ts, 3),
+                                ln_tile_run(info->rows)};
     return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
 }
 
