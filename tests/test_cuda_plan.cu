@@ -175,27 +175,84 @@ static void named_cases(void) {
 }
 
 static void tile_cases(void) {
-    g_dev = H100;
-    /* layer_norm bf16 4096x768 transposed (rows of unit stride 4096 long): tiles of 16 rows */
+    g_dev = H100; /* 132 SMs: 528 slots of 4 blocks */
+    /* layer_norm bf16 4096x768 transposed (rows of unit stride 4096 long):
+     * tiles of 16 rows (one sector a column; 32 rows would need 2), 256
+     * tiles x 2 blocks (528 / 256), 384 columns a block */
     infiniopCudaRowPlan p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false, 4096);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 16 && p.aligned.threads == 256 &&
-              p.unaligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.grid == 256,
-          "kernel %d rows %u threads %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.threads,
-          p.aligned.grid);
-    /* 93x2x13284: runs of 2 rows, tiles of 2 */
+              p.unaligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.cluster == 2 &&
+              p.aligned.tile_cols == 384 && p.aligned.grid == 512 && p.aligned.smem == 16 * 388 * 2,
+          "kernel %d rows %u cols %u cluster %u grid %u smem %zu", (int)p.aligned.kernel, p.aligned.tile_rows,
+          p.aligned.tile_cols, p.aligned.cluster, p.aligned.grid, p.aligned.smem);
+    /* 93x2x13284: runs of 2 rows, tiles of 2, 93 x 5 blocks */
     p = plan(186, 13284, 8, LAYER_NORM, false, true, false, false, 2);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 2 && p.aligned.grid == 93,
-          "kernel %d rows %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.grid);
-    /* 13x39x4096: runs of 39, tiles of 16 (3 a run) */
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 2 && p.aligned.cluster == 5 &&
+              p.aligned.tile_cols == 2657 && p.aligned.grid == 465 && p.aligned.smem == 2 * 2720 * 2,
+          "kernel %d rows %u cluster %u grid %u smem %zu", (int)p.aligned.kernel, p.aligned.tile_rows,
+          p.aligned.cluster, p.aligned.grid, p.aligned.smem);
+    /* 13x39x4096: runs of 39, tiles of 16 (3 sectors a column), 39 x 8 blocks */
     p = plan(507, 4096, 8, LAYER_NORM, false, true, false, false, 39);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 16 && p.aligned.grid == 39,
-          "kernel %d rows %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.grid);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 16 && p.aligned.cluster == 8 &&
+              p.aligned.grid == 312,
+          "kernel %d rows %u cluster %u grid %u", (int)p.aligned.kernel, p.aligned.tile_rows, p.aligned.cluster,
+          p.aligned.grid);
+    /* f32 1000x1001: tiles of 8 rows (one sector a column), 125 tiles x 3
+     * (528 / 125 = 4 blocks would keep 251 columns: under 256) */
+    p = plan(1000, 1001, 4, LAYER_NORM, false, true, false, false, 1000);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.tile_rows == 8 && p.aligned.cluster == 3 &&
+              p.aligned.grid == 375 && p.aligned.smem == 8 * 356 * 4,
+          "kernel %d rows %u cluster %u grid %u smem %zu", (int)p.aligned.kernel, p.aligned.tile_rows,
+          p.aligned.cluster, p.aligned.grid, p.aligned.smem);
+    /* many tiles: one block a tile, the grid capped at 4 waves of slots */
+    p = plan(65536 * 4, 512, 8, LAYER_NORM, false, true, false, false, 65536);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.cluster == 1 && p.aligned.grid == 4 * 528,
+          "kernel %d cluster %u grid %u", (int)p.aligned.kernel, p.aligned.cluster, p.aligned.grid);
+    /* short rows: a block keeps 256 columns (D = 70 or 511: 1 block) */
+    p = plan(8192, 70, 8, LAYER_NORM, false, true, false, false, 8192);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.cluster == 1, "kernel %d cluster %u",
+          (int)p.aligned.kernel, p.aligned.cluster);
+    p = plan(1000, 511, 8, LAYER_NORM, false, true, false, false, 1000);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_TILE_T && p.aligned.cluster == 1, "kernel %d cluster %u",
+          (int)p.aligned.kernel, p.aligned.cluster);
     /* latency-bound: the strided register path as before */
     p = plan(2, 20161, 8, LAYER_NORM, false, false, false, false, 2);
     CHECK(is_reg(p.aligned.kernel) && p.aligned.strided, "kernel %d", (int)p.aligned.kernel);
-    /* tiles over half of L2 (16 rows x 65536 bf16 x 264 blocks): the streaming kernel */
+    /* a tile slice over 38 KB even at 8 blocks and a sector's rows (16 x
+     * 8192 bf16): the streaming kernel */
     p = plan(4096, 65536, 8, LAYER_NORM, false, true, false, false, 4096);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK, "kernel %d", (int)p.aligned.kernel);
+    /* the launch's invariants over transposed shapes: a whole number of
+     * clusters of 1..8, every column covered, the last block not empty,
+     * tile rows a power of two within 2..32, the slice within 38 KB */
+    static const size_t runs[] = {2, 3, 7, 16, 39, 100, 1000, 4096, 65536};
+    static const size_t outers[] = {1, 2, 13, 93, 1000};
+    static const size_t cols[] = {32, 33, 70, 768, 1001, 4096, 13284, 14336, 65536};
+    static const int ves[] = {8, 4};
+    for (size_t ri = 0; ri < sizeof runs / sizeof *runs; ri++)
+        for (size_t oi = 0; oi < sizeof outers / sizeof *outers; oi++)
+            for (size_t ci = 0; ci < sizeof cols / sizeof *cols; ci++)
+                for (int vi = 0; vi < 2; vi++) {
+                    const size_t run = runs[ri], rows = run * outers[oi], D = cols[ci], es = 16 / ves[vi];
+                    if (rows > (1u << 22)) continue;
+                    p = plan(rows, D, ves[vi], LAYER_NORM, false, true, false, false, run);
+                    const infiniopCudaRowLaunch &a = p.aligned;
+                    if (a.kernel != INFINIOP_CUDA_ROW_TILE_T) continue;
+                    const unsigned tr = a.tile_rows;
+                    CHECK(a.cluster >= 1 && a.cluster <= 8 && a.grid % a.cluster == 0 && a.grid > 0 &&
+                              (size_t)a.tile_cols * a.cluster >= D && (size_t)a.tile_cols * (a.cluster - 1) < D &&
+                              tr >= 2 && tr <= 32 && (tr & (tr - 1)) == 0 && tr / 2 < run &&
+                              a.smem == tr * infiniop_tile_pitch(a.tile_cols, tr, es) * es && a.smem <= 38u << 10 &&
+                              a.threads == 256 && p.unaligned.kernel == a.kernel && p.unaligned.grid == a.grid &&
+                              p.unaligned.cluster == a.cluster && p.unaligned.smem == a.smem,
+                          "run %zu rows %zu D %zu es %zu: cluster %u grid %u cols %u rows %u smem %zu", run, rows, D,
+                          es, a.cluster, a.grid, a.tile_cols, tr, a.smem);
+                }
+    /* before Hopper (no clusters): no TILE_T */
+    g_dev = A100;
+    p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false, 4096);
+    CHECK(p.aligned.kernel != INFINIOP_CUDA_ROW_TILE_T, "kernel %d", (int)p.aligned.kernel);
+    g_dev = H100;
 }
 
 static void invariants(void) {

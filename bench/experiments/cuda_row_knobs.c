@@ -22,6 +22,9 @@
  *                                  off, only for fewer rows than SMs, or
  *                                  wherever it holds the row (no fill rule,
  *                                  ahead of the peeled streaming kernel)
+ *   INFINIOP_CUDA_TILE=off         no TILE_T (transposed rows take the other kernels)
+ *   INFINIOP_CUDA_TILE_CLUSTER=1..8  TILE_T: blocks a tile
+ *   INFINIOP_CUDA_TILE_ROWS=2..32  TILE_T: rows a tile (a power of two)
  */
 #include "cuda/plan.h"
 
@@ -51,6 +54,15 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_WARP_ROWS"))) {
         int v = atoi(e);
         k->warp_rows = v >= 1 && v <= 32 ? (unsigned)v : 0;
+    }
+    if ((e = getenv("INFINIOP_CUDA_TILE"))) k->tile_off = !strcmp(e, "off");
+    if ((e = getenv("INFINIOP_CUDA_TILE_CLUSTER"))) {
+        int v = atoi(e);
+        k->tile_cluster = v >= 1 && v <= 8 ? (unsigned)v : 0;
+    }
+    if ((e = getenv("INFINIOP_CUDA_TILE_ROWS"))) {
+        int v = atoi(e);
+        k->tile_rows = v >= 2 && v <= 32 && (v & (v - 1)) == 0 ? (unsigned)v : 0;
     }
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;

@@ -23,7 +23,9 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
     case INFINIOP_CUDA_ROW_REG_SUB: infiniop_append(b, n, len, " items=%u lanes=%u", q->items, q->lanes); break;
     case INFINIOP_CUDA_ROW_REG_BLOCK: infiniop_append(b, n, len, " items=%u", q->items); break;
     case INFINIOP_CUDA_ROW_REG_CLUSTER: infiniop_append(b, n, len, " items=%u cluster=%u", q->items, q->cluster); break;
-    case INFINIOP_CUDA_ROW_TILE_T: infiniop_append(b, n, len, " rows=%u", q->tile_rows); break;
+    case INFINIOP_CUDA_ROW_TILE_T:
+        infiniop_append(b, n, len, " rows=%u cols=%u cluster=%u", q->tile_rows, q->tile_cols, q->cluster);
+        break;
     default: break;
     }
     infiniop_append(b, n, len, " threads=%u grid=%u", q->threads, q->grid);
@@ -39,7 +41,7 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
         infiniop_append(b, n, len, "%s params=%s", q->smem ? " cache=smem" : " cache=none",
                         q->param_vec ? "vec16" : "scalar");
         break;
-    case INFINIOP_CUDA_ROW_TILE_T: break;
+    case INFINIOP_CUDA_ROW_TILE_T: infiniop_append(b, n, len, " smem=%zu", q->smem); break;
     default: infiniop_append(b, n, len, "%s", q->smem ? " cache=smem" : " cache=none"); break;
     }
 }

@@ -30,12 +30,13 @@ extern "C" {
  *               Hopper and later);
  *   TILE_T      transposed inputs (the input's innermost row dimension of
  *               unit stride, its column stride not 1) that are not
- *               latency-bound, operators that have it: a block takes a tile
- *               of `tile_rows` consecutive rows by every column, reads its
- *               input by lanes along the rows (whole sectors), adds the
- *               row statistics over the block through shared memory, and
- *               stages the outputs of 256 columns at a time in shared memory
- *               so that they are stored along the output rows;
+ *               latency-bound, operators that have it: a cluster of
+ *               `cluster` blocks takes a tile of `tile_rows` consecutive
+ *               rows, each block `tile_cols` of its columns, read along
+ *               the rows (whole sectors) into shared memory once; the row
+ *               statistics are added over the cluster through distributed
+ *               shared memory, and the outputs stored along the output
+ *               rows;
  *   STREAM_*    the streaming kernels (src/ops/<op>/cuda.cu): a warp per
  *               row (WARP, rows of up to 1024 elements) or a block per row
  *               (BLOCK), 16-byte vectors (VEC: layouts and pointers allow),
@@ -62,7 +63,8 @@ typedef struct {
     infiniopCudaRowKernel kernel;
     unsigned threads;  /* threads per block */
     unsigned grid;     /* blocks (a multiple of cluster); kernels loop over further rows */
-    unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); 1 otherwise */
+    unsigned cluster;  /* REG_CLUSTER: blocks per row (2..8); TILE_T: blocks per tile (1..8); 1
+                          otherwise */
     unsigned items;    /* REG_*: accesses a thread holds: 16-byte vectors (1, 2, 4; in REG_SUB also 3,
                           and 8 where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
                           where the operator has it; CLUSTER: 16) */
@@ -73,14 +75,24 @@ typedef struct {
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
-    unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..16: the smallest that holds the
-                           input's run of unit-stride rows, at most 16) */
+    unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..32) */
+    unsigned tile_cols; /* TILE_T: columns a block of the cluster (the last block may have fewer) */
     bool param_vec;    /* STREAM_*_VEC and vector REG_*: weight and bias by 16-byte vectors (unit
                           stride), else element by element */
     size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between
                           passes (rows a block x ncols floats; PEEL: ncols rounded up to 4);
-                          0: each pass reads global memory */
+                          0: each pass reads global memory. TILE_T: the block's slice of the
+                          tile (tile_rows x infiniop_tile_pitch elements) */
 } infiniopCudaRowLaunch;
+
+/* TILE_T: the pitch, in elements, of a tile row in shared memory: cols
+ * rounded up to a bank period (128 bytes) plus a period / rows, so that the
+ * loads' shared-memory writes (rows lanes on one column, 32 / rows columns
+ * a warp) fall in distinct banks. */
+static inline unsigned infiniop_tile_pitch(unsigned cols, unsigned rows, size_t elem_size) {
+    const unsigned period = (unsigned)(128 / elem_size);
+    return (cols + period - 1) / period * period + period / rows;
+}
 
 /* The plan: `aligned` runs when every pointer the operator reads or writes
  * by 16-byte vectors (its activations; weight and bias where their stride
@@ -112,6 +124,9 @@ typedef struct {
                       than SMs, 3 wherever it can hold the row (no fill rule, before the peel) */
     unsigned sub_threads; /* REG_SUB: threads a block before the spreading rule halves them; 0: 128 */
     unsigned warp_rows;   /* STREAM_WARP*: rows (warps) a block; 0: WARP_ROWS */
+    bool tile_off;        /* TILE_T never */
+    unsigned tile_cluster; /* TILE_T: blocks a tile (1..8); 0: the planner's choice */
+    unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

@@ -63,7 +63,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -309,32 +309,72 @@ static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, b
 }
 
 /* TILE_T (transposed inputs that fill the GPU; the kernel: the operator's
- * cuda.cu): tiles of tile_rows consecutive rows (the smallest power of two
- * holding the input's run of unit-stride rows, 2..16: 16 rows of 2 bytes
- * are one 32-byte sector a column) by every column, blocks of 256
- * threads. The kernel reads a tile twice (statistics, then outputs), the
- * second time from L2: only while the tiles resident at once (two blocks
- * a SM, or every tile when there are fewer) fit half of L2. Blocks loop
- * over further tiles. */
+ * cuda.cu). Blocks of 256 threads, at most 64 registers a thread (the
+ * kernel's launch bounds: 4 blocks an SM, `slots` = 4 x SMs).
+ *  - Tile rows tr (a power of two, 2..32, at most the run rounded up to a
+ *    power of two): the fewest L2 sector requests a column (tiles a run x
+ *    sectors a tile's column: ceil(tr x element size / 32)), then the
+ *    fewest idle rows (tiles a run x tr - run), then the smaller tr (more
+ *    tiles: fewer blocks a tile needed). E.g. bf16 runs of 4096: 16; of
+ *    39: 16 (3 sectors a column, 9 idle rows); of 2: 2; f32 runs of 1000: 8.
+ *  - Blocks a tile cs (a cluster, 1..8): the most that keep every tile in
+ *    one wave of the slots (slots / tiles), 1 when the tiles fill the
+ *    slots, and at most D / 256: a block keeps a column for each of its
+ *    threads in the output phase. (Measured on an H200, bench/NOTES.md:
+ *    bf16 4096x768 transposed takes 17.3 us at 1 or 2 blocks a tile of 32
+ *    rows, 23.0 at 4 (192 columns a block), 33.4 at 8; runs of 2 x 13284
+ *    columns, 93 tiles: 23.9 us at 1, 2 or 8 blocks, 19.4-20.3 at 5.) More
+ *    while the block's slice of the tile exceeds the shared memory a block
+ *    gets without opt-in (48 KB) less the kernel's own 10 KB; at 8, fewer
+ *    tile rows, down to a sector's worth or the run; beyond that no TILE_T
+ *    (rows too long for it).
+ *  - Grid: every tile, at most 4 waves of the slots (blocks loop over
+ *    further tiles). */
 #define TILE_THREADS 256
+#define TILE_BLOCKS_SM 4
+#define TILE_STATIC_SMEM (10u << 10)
 static bool plan_tile(const RowCtx &c, infiniopCudaRowLaunch *q) {
-    const size_t run = c.s.tile_run, nrows = c.s.nrows, ncols = c.s.ncols;
-    if (!run || c.s.unit || nrows == 0 || nrows % run != 0) return false;
-    if (latency_bound(c, ncols)) return false; /* the strided register path */
-    unsigned tr = 2;
-    while (tr < 16 && tr < run) tr *= 2;
-    const size_t es = 16 / (size_t)c.s.vec_elems, tiles = nrows / run * ((run + tr - 1) / tr);
-    const size_t resident = tiles < 2 * (size_t)c.p.sm_count ? tiles : 2 * (size_t)c.p.sm_count;
-    if (!c.p.l2_bytes || (size_t)tr * ncols * es * resident > c.p.l2_bytes / 2) return false;
-    infiniopCudaRowLaunch r = {};
-    r.kernel = INFINIOP_CUDA_ROW_TILE_T;
-    r.threads = TILE_THREADS;
-    r.cluster = 1;
-    r.tile_rows = tr;
-    const size_t cap = (size_t)c.p.sm_count * (size_t)(c.p.max_threads_per_sm / TILE_THREADS) * 8;
-    r.grid = (unsigned)(tiles < cap ? tiles : cap);
-    *q = r;
-    return true;
+    const size_t run = c.s.tile_run, nrows = c.s.nrows, D = c.s.ncols;
+    if (!run || c.s.unit || nrows == 0 || nrows % run != 0 || D == 0) return false;
+    if (latency_bound(c, D)) return false; /* the strided register path */
+    if (c.p.cc_major < 9 || c.kn.tile_off) return false; /* clusters */
+    const size_t es = 16 / (size_t)c.s.vec_elems;
+    if (c.p.smem_per_block <= TILE_STATIC_SMEM) return false;
+    const size_t smem_max = c.p.smem_per_block - TILE_STATIC_SMEM;
+    size_t tr = 0, best_sec = 0, best_idle = 0;
+    for (size_t r = 2; r <= 32 && r / 2 < run; r *= 2) {
+        const size_t tiles = (run + r - 1) / r, sec = tiles * ((r * es + 31) / 32), idle = tiles * r - run;
+        if (!tr || sec < best_sec || (sec == best_sec && idle < best_idle)) tr = r, best_sec = sec, best_idle = idle;
+    }
+    if (c.kn.tile_rows) tr = c.kn.tile_rows;
+    size_t min_tr = 2; /* a sector a column, or the whole run */
+    while (min_tr * es < 32 && min_tr < run) min_tr *= 2;
+    const size_t slots = (size_t)c.p.sm_count * TILE_BLOCKS_SM;
+    size_t ntiles = nrows / run * ((run + tr - 1) / tr);
+    size_t cs = ntiles >= slots ? 1 : slots / ntiles;
+    if (cs > 8) cs = 8;
+    if (cs > D / 256) cs = D / 256 ? D / 256 : 1;
+    if (c.kn.tile_cluster) cs = c.kn.tile_cluster;
+    for (;;) {
+        const size_t W = (D + cs - 1) / cs;
+        const size_t smem = tr * infiniop_tile_pitch((unsigned)W, (unsigned)tr, es) * es;
+        if (smem <= smem_max) {
+            infiniopCudaRowLaunch r = {};
+            r.kernel = INFINIOP_CUDA_ROW_TILE_T;
+            r.threads = TILE_THREADS;
+            r.cluster = (unsigned)cs;
+            r.tile_rows = (unsigned)tr;
+            r.tile_cols = (unsigned)W;
+            r.smem = smem;
+            const size_t cap = 4 * slots / cs;
+            r.grid = (unsigned)((ntiles < cap ? ntiles : cap) * cs);
+            *q = r;
+            return true;
+        }
+        if (cs < 8) ++cs;
+        else if (tr > min_tr) tr /= 2, ntiles = nrows / run * ((run + tr - 1) / tr);
+        else return false;
+    }
 }
 
 /* The implementation list: tried in order, the first whose rule holds

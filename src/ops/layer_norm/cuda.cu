@@ -331,139 +331,207 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
-/* TILE_T (cuda/plan.h, cuda/plan_rows.cu's plan_tile): a transposed input,
- * whose rows are consecutive elements at each column. A block takes tiles
- * of tr consecutive rows of one run (the input's innermost row dimension,
- * `run` rows of unit stride) by all D columns. Thread t works on row
- * t % tr of the tile and on columns t / tr + k CG (CG = 256 / tr column
- * groups), so one warp load covers tr adjacent elements of each of 32 / tr
- * columns: whole sectors, where a kernel walking a row reads one element
- * of each. Statistics as the register path's: shifted sums (K = the row's
- * first element), added over the block through shared memory, ln_stats;
- * rows with delta^2 > var (rare; non-finite rows too) send the tile
- * through a second round with K = the rounded mean. Then slabs of 256
- * columns: z and the output computed by the same mapping (the input read
- * again, from L2), staged in shared memory, and stored along the output
- * rows, the block's threads on 256 consecutive columns of one row at a
- * time. Each element is read before any thread writes it (the slab's
- * barrier), so output or input_standardization may be exactly input. */
+/* TILE_T (cuda/plan.h; the rule: cuda/plan_rows.cu's plan_tile): a
+ * transposed input, whose rows are consecutive elements at each column. A
+ * cluster of `cs` blocks takes a tile of tr consecutive rows of one run
+ * (the input's innermost row dimension: `run` rows of unit stride); block
+ * `rank` of it takes columns [rank W, rank W + W) of those rows. Thread t
+ * loads row t % tr at columns t / tr + k CG (CG = 256 / tr column groups),
+ * so one warp load covers tr adjacent elements of each of 32 / tr columns
+ * (whole sectors, where a kernel walking a row reads one element of each),
+ * into the block's slice of the tile in shared memory (pitch P elements:
+ * infiniop_tile_pitch, no bank conflict on these writes). The input is
+ * read once.
+ *
+ * Statistics: each block takes its slice's own shift, Kb = the slice's
+ * rounded mean (a first block reduction), then its shifted sums S1b =
+ * sum (x - Kb), S2b = sum (x - Kb)^2 over shared memory (the corrected
+ * two-pass of ln_stats, per slice: no shift far from the mean, so no
+ * second round), and sends (Kb, S1b, S2b) into every block of the cluster
+ * (distributed shared memory stores, then one cluster barrier; a buffer
+ * for each tile parity, so a block one tile ahead never overwrites a
+ * slot still read). Every block then merges the slices in rank order
+ * (bit-identical results): K = K0, S1 = sum (S1b + nb (Kb - K)), delta =
+ * S1 / D, and M2 = sum (S2b - S1b^2 / nb) + nb (mb - delta)^2 with mb =
+ * (Kb - K) + S1b / nb (Chan et al.'s pairwise update: every term a
+ * difference of nearby values), var = M2 / D; z = ((x - K) - delta) / std
+ * as ln_center. Then the outputs: thread t on columns t, t + 256, ... of
+ * the slice, each for every row of the tile, so a warp stores along the
+ * output rows. Every element is read (into shared memory) before the
+ * cluster barrier and written after it, by the block that read it, so
+ * output or input_standardization may be exactly input. */
 #define LN_TILE_THREADS 256
-#define LN_TILE_COLS 256
-#define LN_TILE_MAXR 16
+#define LN_TILE_WARPS (LN_TILE_THREADS / 32)
+#define LN_TILE_MAXR 32
+#define LN_TILE_MAXCS 8
+
+/* Sums v[0..N) of the threads of each tile row over the block (thread t
+ * works on row t % tr, tr <= 32): the lanes of a warp on one row first
+ * (shuffles), then the warps; after the barrier, row j's sums are
+ * red[i][0..LN_TILE_WARPS)[j] (added by ln_tile_total). */
+template <int N>
+__device__ __forceinline__ void ln_tile_reduce(float (&v)[N], unsigned tr,
+                                               float (*red)[LN_TILE_WARPS][LN_TILE_MAXR]) {
+    for (unsigned o = tr; o < 32; o <<= 1)
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    if (lane < tr)
+#pragma unroll
+        for (int i = 0; i < N; ++i) red[i][warp][lane] = v[i];
+    __syncthreads();
+}
+__device__ __forceinline__ float ln_tile_total(const float (*red)[LN_TILE_MAXR], unsigned j) {
+    float a = 0.0f;
+#pragma unroll
+    for (int w = 0; w < LN_TILE_WARPS; ++w) a += red[w][j];
+    return a;
+}
+
 template <typename T>
-__global__ void __launch_bounds__(LN_TILE_THREADS)
+__global__ void __launch_bounds__(LN_TILE_THREADS, 4)
     layer_norm_tile(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
-                    const typename T::S *w, const typename T::S *b, unsigned tr, size_t run,
+                    const typename T::S *w, const typename T::S *b, unsigned tr, unsigned W, unsigned P, size_t run,
                     const __grid_constant__ infiniopLayerNormInfo info) {
+#if RG_HAS_CLUSTERS
+    namespace cg = cooperative_groups;
     typedef typename T::S S;
     constexpr bool FAST = IsHalf<T>::value;
-    constexpr int U = 16; /* loads in flight a thread in the statistics passes */
-    __shared__ float part[2][LN_TILE_THREADS];
-    __shared__ float rst[LN_TILE_MAXR][3]; /* a row's K, delta, then 1/sd (half types) or sd */
-    __shared__ float sz[LN_TILE_COLS][LN_TILE_MAXR + 1], so[LN_TILE_COLS][LN_TILE_MAXR + 1];
-    __shared__ ptrdiff_t offs[3][LN_TILE_MAXR]; /* the tile rows' offsets: input, output, stdz */
-    __shared__ int again;
+    constexpr int U = (int)(32 / sizeof(S)); /* loads in flight a thread: 32 bytes */
+    extern __shared__ __align__(16) unsigned char ln_tile_smem[];
+    S *tile = (S *)ln_tile_smem; /* tr rows x P */
+    __shared__ float red[2][LN_TILE_WARPS][LN_TILE_MAXR];
+    __shared__ float xch[2][LN_TILE_MAXCS][LN_TILE_MAXR][3]; /* [tile parity][rank][row]: Kb, S1b, S2b */
+    __shared__ float rst[LN_TILE_MAXR][3];                    /* a row's K, delta, then 1/sd (half) or sd */
+    __shared__ ptrdiff_t offs[2][LN_TILE_MAXR];               /* the tile rows' offsets: output, stdz */
     grid_dependency();
+    cg::cluster_group cluster = cg::this_cluster();
+    /* distributed shared memory may be written only once its block runs:
+     * a cluster barrier, arrived at here and waited for before the first
+     * remote store (the loads run in between) */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+    auto cluster_started_wait = [] { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); };
+    bool started = false;
+    const unsigned cs = cluster.num_blocks(), rank = cluster.block_rank();
     const infiniopRowLayout &L = info.rows;
-    const size_t D = L.ncols;
+    const size_t D = L.ncols, c0 = (size_t)rank * W;
+    /* the columns of block k: [k W, min(D, k W + W)) (possibly none) */
+    auto ncols_of = [&](unsigned k) -> unsigned {
+        const size_t a = (size_t)k * W;
+        return D > a ? (D - a < W ? (unsigned)(D - a) : W) : 0u;
+    };
+    const unsigned nc = ncols_of(rank);
     const float invD = 1.0f / (float)D;
-    const unsigned t = threadIdx.x, jl = t & (tr - 1), cg = t / tr, CG = LN_TILE_THREADS / tr;
+    const unsigned t = threadIdx.x, jl = t & (tr - 1), cgi = t / tr, CG = LN_TILE_THREADS / tr;
     const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ];
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const bool has_bias = info.has_bias;
     const size_t per_run = (run + tr - 1) / tr, ntiles = L.nrows / run * per_run;
-    for (size_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-        const size_t outer = tile / per_run, j0 = (tile - outer * per_run) * tr, r0 = outer * run + j0;
+    unsigned par = 0;
+    for (size_t tile_i = blockIdx.x / cs; tile_i < ntiles; tile_i += gridDim.x / cs, par ^= 1u) {
+        const size_t outer = tile_i / per_run, j0 = (tile_i - outer * per_run) * tr, r0 = outer * run + j0;
         const unsigned nr = run - j0 < tr ? (unsigned)(run - j0) : tr; /* rows in this tile */
         __syncthreads(); /* (the last tile's shared memory is read no more) */
         if (t < nr) {
-            offs[0][t] = row_off(L, LN_IN, r0 + t);
-            offs[1][t] = row_off(L, LN_OUT, r0 + t);
-            offs[2][t] = row_off(L, LN_STDZ, r0 + t);
+            offs[0][t] = row_off(L, LN_OUT, r0 + t);
+            offs[1][t] = row_off(L, LN_STDZ, r0 + t);
         }
-        if (t == 0) again = 0;
-        __syncthreads();
         const bool act = jl < nr;
-        const S *x = in + (act ? offs[0][jl] : 0);
-        float K = act ? T::load(x[0]) : 0.0f;
-        for (int round = 0; round < 2; ++round) {
-            /* the shifted sums of this thread's columns (absent ones count
-             * as K: a zero deviation) */
-            float sums[2] = {0.0f, 0.0f};
-            for (size_t c0 = cg; c0 < D; c0 += (size_t)CG * U) {
-                float v[U];
+        const S *x = in + (act ? row_off(L, LN_IN, r0 + jl) : 0);
+        S *trow = tile + (size_t)jl * P;
+        /* the loads, into shared memory, and the slice's plain sums */
+        float v1[1] = {0.0f};
+        if (act)
+            for (unsigned cc = cgi; cc < nc; cc += CG * U) {
+                S v[U];
 #pragma unroll
                 for (int k = 0; k < U; ++k) {
-                    const size_t c = c0 + (size_t)k * CG;
-                    v[k] = act && c < D ? T::load(x[(ptrdiff_t)c * xs]) : K;
+                    const unsigned c = cc + (unsigned)k * CG;
+                    if (c < nc) v[k] = x[(ptrdiff_t)(c0 + c) * xs];
                 }
 #pragma unroll
-                for (int k = 0; k < U; ++k) ln_add(v[k], K, sums);
+                for (int k = 0; k < U; ++k)
+                    if (cc + (unsigned)k * CG < nc) {
+                        trow[cc + (unsigned)k * CG] = v[k];
+                        v1[0] += T::load(v[k]);
+                    }
             }
-            part[0][t] = sums[0];
-            part[1][t] = sums[1];
-            __syncthreads();
-            if (t < nr) { /* (t < tr: this thread holds row t's K) */
-                float a = 0.0f, q = 0.0f;
-                for (unsigned g = 0; g < CG; ++g) a += part[0][g * tr + t], q += part[1][g * tr + t];
-                const LnStats ls = round ? ln_stats<false>(K, a, q, D, invD) : ln_stats<FAST>(K, a, q, D, invD);
-                rst[t][0] = ls.K, rst[t][1] = ls.delta, rst[t][2] = ls.var;
-                if (!(ls.delta * ls.delta <= ls.var)) again = 1;
-            }
-            __syncthreads();
-            if (round || !again) break;
-            /* the second round (rare): K = the rounded mean, every row of the tile */
-            if (act) K = rst[jl][0] + rst[jl][1];
-            __syncthreads(); /* (part is written again) */
+        ln_tile_reduce<1>(v1, tr, red);
+        if (t < nr) rst[t][0] = nc ? ln_tile_total(red[0], t) / (float)nc : 0.0f;
+        __syncthreads();
+        /* the slice's sums shifted by its rounded mean (its own elements:
+         * this thread wrote them) */
+        float v2[2] = {0.0f, 0.0f};
+        if (act) {
+            const float Kb = rst[jl][0];
+            for (unsigned c = cgi; c < nc; c += CG) ln_add(T::load(trow[c]), Kb, v2);
         }
+        ln_tile_reduce<2>(v2, tr, red);
+        if (!started) cluster_started_wait(), started = true;
         if (t < nr) {
-            float var = rst[t][2];
+            const float e[3] = {rst[t][0], ln_tile_total(red[0], t), ln_tile_total(red[1], t)};
+            for (unsigned k = 0; k < cs; ++k) {
+                float *d = cluster.map_shared_rank(&xch[par][rank][t][0], k);
+                d[0] = e[0], d[1] = e[1], d[2] = e[2];
+            }
+        }
+        cluster.sync(); /* every block's slice sums in every block (and every input element read) */
+        if (t < nr) {
+            const float(*xb)[LN_TILE_MAXR][3] = xch[par];
+            const float K = xb[0][t][0];
+            float S1 = 0.0f;
+            for (unsigned k = 0; k < cs; ++k)
+                if (const unsigned nb = ncols_of(k)) S1 += xb[k][t][1] + (float)nb * (xb[k][t][0] - K);
+            const float delta = FAST ? S1 * invD : S1 / (float)D;
+            float M2 = 0.0f;
+            for (unsigned k = 0; k < cs; ++k)
+                if (const unsigned nb = ncols_of(k)) {
+                    const float s1 = xb[k][t][1], dm = ((xb[k][t][0] - K) + s1 / (float)nb) - delta;
+                    M2 += (xb[k][t][2] - s1 * (s1 / (float)nb)) + (float)nb * dm * dm;
+                }
+            float var = FAST ? M2 * invD : M2 / (float)D;
             if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
             const float ve = var + info.eps;
             const float sd = FAST ? sqrt_approx(ve) : sqrtf(ve);
-            stdv[row_off(L, LN_STD, r0 + t)] = T::store(sd);
-            rst[t][2] = FAST ? rsqrt_approx(ve) : sd;
+            if (rank == 0) stdv[row_off(L, LN_STD, r0 + t)] = T::store(sd);
+            rst[t][0] = K, rst[t][1] = delta, rst[t][2] = FAST ? rsqrt_approx(ve) : sd;
         }
         __syncthreads();
-        LnStats ls;
-        ls.K = rst[jl][0], ls.delta = rst[jl][1], ls.var = 0.0f;
-        const float q = rst[jl][2];
-        const DivBy div(FAST ? 1.0f : q); /* (F32: z = d / sd correctly rounded) */
-        for (size_t s0 = 0; s0 < D; s0 += LN_TILE_COLS) {
-            const unsigned ncs = D - s0 < LN_TILE_COLS ? (unsigned)(D - s0) : LN_TILE_COLS;
-            float xv[LN_TILE_MAXR], wv[LN_TILE_MAXR], bv[LN_TILE_MAXR];
+        /* OW columns a thread at a time, their weight and bias loads first
+         * (in flight together: a store may alias them, so the compiler
+         * cannot move a later load above it) */
+        constexpr unsigned OW = 4;
+        for (unsigned c1 = t; c1 < nc; c1 += OW * LN_TILE_THREADS) {
+            float wv[OW], bv[OW];
 #pragma unroll
-            for (int k = 0; k < LN_TILE_MAXR; ++k) { /* tr columns a thread, all loads first */
-                const unsigned cl = cg + (unsigned)k * CG;
-                const bool ok = act && (unsigned)k < tr && cl < ncs;
-                const size_t c = s0 + cl;
-                xv[k] = ok ? T::load(x[(ptrdiff_t)c * xs]) : 0.0f;
-                wv[k] = ok ? T::load(w[(ptrdiff_t)c * wst]) : 0.0f;
-                bv[k] = ok && has_bias ? T::load(b[(ptrdiff_t)c * bst]) : 0.0f;
+            for (unsigned k = 0; k < OW; ++k) {
+                const unsigned c = c1 + k * LN_TILE_THREADS;
+                const ptrdiff_t cc = (ptrdiff_t)(c0 + c);
+                wv[k] = c < nc ? T::load(w[cc * wst]) : 0.0f;
+                bv[k] = c < nc && has_bias ? T::load(b[cc * bst]) : 0.0f;
             }
 #pragma unroll
-            for (int k = 0; k < LN_TILE_MAXR; ++k) {
-                const unsigned cl = cg + (unsigned)k * CG;
-                if (act && (unsigned)k < tr && cl < ncs) {
-                    const float d = ln_center(ls, xv[k]);
-                    const float zo = FAST ? d * q : div(d);
+            for (unsigned k = 0; k < OW; ++k) {
+                const unsigned c = c1 + k * LN_TILE_THREADS;
+                if (c >= nc) break;
+                const ptrdiff_t cc = (ptrdiff_t)(c0 + c);
+                for (unsigned i = 0; i < nr; ++i) {
+                    LnStats li;
+                    li.K = rst[i][0], li.delta = rst[i][1], li.var = 0.0f;
+                    const float d = ln_center(li, T::load(tile[(size_t)i * P + c]));
+                    const float zo = FAST ? d * rst[i][2] : d / rst[i][2]; /* (F32: correctly rounded) */
                     float oo = zo * wv[k];
                     if (has_bias) oo += bv[k];
-                    sz[cl][jl] = zo;
-                    so[cl][jl] = oo;
+                    stdz[offs[1][i] + cc * zs] = T::store(zo);
+                    out[offs[0][i] + cc * os] = T::store(oo);
                 }
             }
-            __syncthreads();
-            if (t < ncs) {
-                const ptrdiff_t c = (ptrdiff_t)(s0 + t);
-                for (unsigned i = 0; i < nr; ++i) {
-                    stdz[offs[2][i] + c * zs] = T::store(sz[t][i]);
-                    out[offs[1][i] + c * os] = T::store(so[t][i]);
-                }
-            }
-            __syncthreads();
         }
     }
+    if (!started) cluster_started_wait();
+#else
+    __trap();
+#endif
 }
 
 /* The TILE_T run (plan_tile): the extent of the input's innermost row
@@ -492,8 +560,10 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     S *o = (S *)out, *z = (S *)stdz, *sd = (S *)stdv;
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (q.kernel == INFINIOP_CUDA_ROW_TILE_T)
-        return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), 0, stream, 1u, p.pdl, o, z, sd,
-                                    x, ws, bs, q.tile_rows, ln_tile_run(info->rows), *info);
+        return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), q.smem, stream, q.cluster,
+                                    p.pdl, o, z, sd, x, ws, bs, q.tile_rows, q.tile_cols,
+                                    infiniop_tile_pitch(q.tile_cols, q.tile_rows, sizeof(S)),
+                                    ln_tile_run(info->rows), *info);
     if (rg_is_reg(q))
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
