@@ -293,12 +293,14 @@ int main(int argc, char **argv) {
          * (one run of R rows of unit stride), 4x39x2048 (runs of 39:
          * tiles of 16, 16 and 7), 93x2x2000 (runs of 2), and
          * R x 768 whose rows' first element sits 100 from the rest (a
-         * shift far from the mean: the statistics' second round) */
-        for (int v = 0; v < 4; v++) {
+         * shift far from the mean), and in place: output = input (R x
+         * 768) and input_standardization = input (4x39x2048), each in
+         * the input's transposed layout */
+        for (int v = 0; v < 6; v++) {
             memset(&c, 0, sizeof c);
             const size_t R = tl_quick ? 512 : 4096;
             c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = v != 2; c.lo = -2; c.hi = 2;
-            if (v == 1) { c.ndim = 3; c.shape[0] = 4; c.shape[1] = 39; c.shape[2] = 2048; }
+            if (v == 1 || v == 5) { c.ndim = 3; c.shape[0] = 4; c.shape[1] = 39; c.shape[2] = 2048; }
             else if (v == 2) { c.ndim = 3; c.shape[0] = 93; c.shape[1] = 2; c.shape[2] = 2000; }
             else { c.ndim = 2; c.shape[0] = v == 3 ? R / 4 : R; c.shape[1] = 768; }
             if (v == 3) { c.step = 100.0; c.head = 1; }
@@ -307,6 +309,8 @@ int main(int argc, char **argv) {
             c.st[3][nd - 2] = 1;          /* the rows of a run: consecutive */
             c.st[3][nd - 1] = (ptrdiff_t)J; /* the columns: runs apart */
             if (nd == 3) c.st[3][0] = (ptrdiff_t)(J * Dn);
+            if (v == 4) { c.alias = AL_OUT_IN; memcpy(c.st[0], c.st[3], sizeof c.st[0]); }
+            if (v == 5) { c.alias = AL_STDZ_IN; memcpy(c.st[1], c.st[3], sizeof c.st[0]); }
             run_case(&c, &rng);
         }
     }
