@@ -360,17 +360,23 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
         for (size_t r = r0; r < r1; ++r) row(info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
         return;
     }
+    /* The AVX2 pass writes BF16 outputs with ordinary stores even above
+     * INFINIOP_CPU_STREAM_BYTES: measured on a Zen 3 guest (bench/NOTES.md,
+     * "CPU session 10"), its streaming stores made bf16 4096x4096 1.6x
+     * slower (7.9 against 4.9 ms, 2 threads; 1.9x at 1 thread), while the
+     * other operators and float32 layer_norm gained from them. */
+    const bool stream = c->stream && !(LN_LP && T == INFINI_DTYPE_BF16);
     if (wb_unit && (T == INFINI_DTYPE_F32 || r1 - r0 == 1 || D > WBUF)) {
         /* weight and bias used as they are */
         for (size_t r = r0; r < r1; ++r)
-            row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, false, c->stream);
+            row_vec(info, T, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b, false, stream);
     } else {
         float wf[WBUF] __attribute__((aligned(64)));
         float bf[WBUF] __attribute__((aligned(64)));
         if (D <= WBUF) { /* converted or gathered once per task */
             bool fin = wb_fill(c, T, 0, D, wf, bf);
             for (size_t r = r0; r < r1; ++r)
-                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, fin, c->stream);
+                row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, fin, stream);
         } else { /* strided: groups of rows, statistics first, then the outputs chunk by chunk */
             size_t G = LN_GROUP_BYTES / (D * infiniop_dtype_size(T));
             G = G < 1 ? 1 : G > LN_GROUP ? LN_GROUP : G;
@@ -386,12 +392,12 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
                     size_t n = D - j0 < WBUF ? D - j0 : WBUF;
                     bool fin = wb_fill(c, T, j0, n, wf, bf);
                     for (size_t r = g0; r < g1; ++r)
-                        out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, c->stream);
+                        out_cols(info, T, INFINI_DTYPE_F32, p[r - g0], j0, n, wf, bf, s[r - g0], fin, stream);
                 }
             }
         }
     }
-    if (c->stream) v_stream_fence();
+    if (stream) v_stream_fence();
 }
 
 INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
