@@ -25,7 +25,9 @@
 /* Calls whose outputs exceed this many bytes write them with streaming
  * (non-temporal) stores: the outputs cannot stay in the caches anyway, and
  * skipping the read-for-ownership of each destination line saves a third
- * of the traffic. Smaller outputs stay in cache for their consumer. */
+ * of the traffic. Smaller outputs stay in cache for their consumer. One
+ * exception, measured: the AVX2 pass of layer_norm keeps ordinary stores
+ * for BF16 outputs (ops/layer_norm/cpu.c, rows_typed). */
 #define INFINIOP_CPU_STREAM_BYTES ((size_t)8 << 20)
 
 /* ---------------------------------------------------------------- threading */
