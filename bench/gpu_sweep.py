@@ -390,6 +390,12 @@ def parse_args(argv):
     p.add_argument("--out", help="directory for sweep.md, sweep.json, sweep.png (default: $OUT)")
     p.add_argument("--merge", nargs="+", metavar="JSON", help="join the sweep.json files of several shards into one "
                    "sweep.md/.json/.png in --out (no GPU needed)")
+    p.add_argument("--compare", nargs=2, metavar=("BASE_JSON", "JSON"),
+                   help="case by case, a sweep.json against an earlier one (no GPU needed): compare.md in --out, "
+                   "and the cases slower beyond --tolerance as a --cases regex")
+    p.add_argument("--tolerance", type=float, default=0.05,
+                   help="with --compare: a case counts as slower when its time and its time over the same-bytes copy "
+                   "of its own run both grew by more than this fraction (default 0.05)")
     p.add_argument("--chart", metavar="JSON", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -418,6 +424,47 @@ def merge(paths, out_dir):
           f"{doc['elapsed_s']:.0f} s (shards together)")
     print(f"wrote {', '.join(files)}")
     return 1 if n_failed else 0
+
+
+def compare(base_path, path, out_dir, tol):
+    """Case by case, the library's time in one sweep against an earlier one.
+    A case is slower when its time grew by more than tol AND its time over
+    the copy of the same bytes, timed in its own run's rounds, grew by more
+    than tol: the second ratio takes out a card or clock that differs
+    between the two runs. Slower cases are candidates, to be timed again
+    against the baseline build in one process (scripts/gpu-compare.sh)."""
+    import json
+    docs = [json.load(open(p)) for p in (base_path, path)]
+    by = [{r["case"]: r for r in d["cases"] if r["status"] == "ok"} for d in docs]
+
+    def t(r, impl):
+        return r["impls"].get(impl, {}).get("time_us")
+    rows, slower = [], []
+    for name, r in by[1].items():
+        b = by[0].get(name)
+        if b is None or not (t(r, "infiniop") and t(b, "infiniop")):
+            continue
+        tr = t(r, "infiniop") / t(b, "infiniop")
+        cr = tr * t(b, "copy") / t(r, "copy") if t(r, "copy") and t(b, "copy") else tr
+        rows.append((tr, cr, name, t(b, "infiniop"), t(r, "infiniop")))
+        if tr > 1 + tol and cr > 1 + tol:
+            slower.append(name)
+    rows.sort(reverse=True)
+    gm = math.exp(sum(math.log(x[0]) for x in rows) / len(rows)) if rows else float("nan")
+    lines = [f"# Sweep against sweep", "", f"base: {docs[0].get('commit')} ({docs[0].get('device_info')}); "
+             f"new: {docs[1].get('commit')} ({docs[1].get('device_info')})", "",
+             f"{len(rows)} cases in both; time new / base, geometric mean {gm:.3f}; slower (time and time over "
+             f"copy both up by more than {tol:.0%}): {len(slower)}", "",
+             "| case | base (us) | new (us) | new / base | over copy: new / base |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {n} | {b:.2f} | {v:.2f} | {x:.3f} | {c:.3f} |" for x, c, n, b, v in rows]
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "compare.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines[2:5]))
+    for x, c, n, b, v in rows[:15]:
+        print(f"  {n:55s} {b:9.2f} {v:9.2f}  {x:.3f}  {c:.3f}")
+    print("slower:", "^(" + "|".join(re.escape(n) for n in slower) + ")$" if slower else "none")
+    return 0
 
 
 def select(args):
@@ -496,6 +543,8 @@ def main(argv=None):
         return H.chart_from_json(args.chart, "sweep.png")
     if args.merge:
         return merge(args.merge, args.out or os.environ.get("OUT") or ".")
+    if args.compare:
+        return compare(*args.compare, args.out or os.environ.get("OUT") or ".", args.tolerance)
     try:
         cs = select(args)
     except re.error as e:

@@ -274,3 +274,25 @@ def test_merge_and_text_chart(tmp_path):
     assert abs(doc["summary"]["silu"]["geomean_ratio"] - 1.0) < 1e-9 and doc["summary"]["silu"]["min_ratio"] == 0.5
     txt = (tmp_path / "m" / "sweep-chart.txt").read_text()
     assert "silu: min 0.50x, geomean 1.00x" in txt
+
+
+def test_compare_flags_only_cases_slower_in_time_and_over_copy(tmp_path):
+    def res(name, lib, copy, status="ok"):
+        return {"case": name, "status": status, "impls": {"infiniop": {"time_us": lib}, "copy": {"time_us": copy}}}
+    base = [res("same", 10.0, 5.0), res("slower", 10.0, 5.0), res("card", 10.0, 5.0), res("faster", 10.0, 5.0),
+            res("gone", 1.0, 1.0)]
+    new = [res("same", 10.2, 5.0), res("slower", 12.0, 5.0), res("card", 12.0, 6.0), res("faster", 5.0, 5.0),
+           res("new", 1.0, 1.0), res("failed", 99.0, 1.0, status="failed")]
+    paths = []
+    for k, cs in enumerate((base, new)):
+        p = tmp_path / f"{k}.json"
+        json.dump({"commit": str(k), "device_info": "d", "cases": cs}, open(p, "w"))
+        paths.append(str(p))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "gpu_sweep.py"), "--compare", *paths, "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    # "card": 1.2x the time, but its copy also took 1.2x: not slower
+    assert r.stdout.strip().splitlines()[-1] == "slower: ^(slower)$"
+    md = (tmp_path / "compare.md").read_text()
+    assert "4 cases in both" in md and "| slower | 10.00 | 12.00 | 1.200 | 1.200 |" in md
+    assert "| card | 10.00 | 12.00 | 1.200 | 1.000 |" in md and "gone" not in md and "failed" not in md

@@ -224,7 +224,8 @@ static void tile_cases(void) {
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK, "kernel %d", (int)p.aligned.kernel);
     /* the launch's invariants over transposed shapes: a whole number of
      * clusters of 1..8, every column covered, the last block not empty,
-     * tile rows a power of two within 2..32, the slice within 38 KB */
+     * tile rows a power of two within 2..32, the slice within 38 KB, the
+     * pitch and the run recorded for the launch */
     static const size_t runs[] = {2, 3, 7, 16, 39, 100, 1000, 4096, 65536};
     static const size_t outers[] = {1, 2, 13, 93, 1000};
     static const size_t cols[] = {32, 33, 70, 768, 1001, 4096, 13284, 14336, 65536};
@@ -242,7 +243,9 @@ static void tile_cases(void) {
                     CHECK(a.cluster >= 1 && a.cluster <= 8 && a.grid % a.cluster == 0 && a.grid > 0 &&
                               (size_t)a.tile_cols * a.cluster >= D && (size_t)a.tile_cols * (a.cluster - 1) < D &&
                               tr >= 2 && tr <= 32 && (tr & (tr - 1)) == 0 && tr / 2 < run &&
-                              a.smem == tr * infiniop_tile_pitch(a.tile_cols, tr, es) * es && a.smem <= 38u << 10 &&
+                              a.tile_pitch == infiniop_tile_pitch(a.tile_cols, tr, es) &&
+                              a.smem == tr * a.tile_pitch * es && a.smem <= 38u << 10 && a.tile_run == run &&
+                              p.unaligned.tile_pitch == a.tile_pitch && p.unaligned.tile_run == run &&
                               a.threads == 256 && p.unaligned.kernel == a.kernel && p.unaligned.grid == a.grid &&
                               p.unaligned.cluster == a.cluster && p.unaligned.smem == a.smem,
                           "run %zu rows %zu D %zu es %zu: cluster %u grid %u cols %u rows %u smem %zu", run, rows, D,

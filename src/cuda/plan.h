@@ -77,6 +77,9 @@ typedef struct {
                           multiprocessors: latency is all) */
     unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..32) */
     unsigned tile_cols; /* TILE_T: columns a block of the cluster (the last block may have fewer) */
+    unsigned tile_pitch; /* TILE_T: elements a tile row takes in shared memory (infiniop_tile_pitch) */
+    size_t tile_run;    /* TILE_T: the input's innermost row extent (InfiniopRowShape.tile_run): tiles
+                           do not cross it */
     bool param_vec;    /* STREAM_*_VEC and vector REG_*: weight and bias by 16-byte vectors (unit
                           stride), else element by element */
     size_t smem;       /* STREAM_*: dynamic shared memory, the rows cached as float32 between

@@ -357,7 +357,8 @@ static bool plan_tile(const RowCtx &c, infiniopCudaRowLaunch *q) {
     if (c.kn.tile_cluster) cs = c.kn.tile_cluster;
     for (;;) {
         const size_t W = (D + cs - 1) / cs;
-        const size_t smem = tr * infiniop_tile_pitch((unsigned)W, (unsigned)tr, es) * es;
+        const unsigned pitch = infiniop_tile_pitch((unsigned)W, (unsigned)tr, es);
+        const size_t smem = tr * pitch * es;
         if (smem <= smem_max) {
             infiniopCudaRowLaunch r = {};
             r.kernel = INFINIOP_CUDA_ROW_TILE_T;
@@ -365,6 +366,8 @@ static bool plan_tile(const RowCtx &c, infiniopCudaRowLaunch *q) {
             r.cluster = (unsigned)cs;
             r.tile_rows = (unsigned)tr;
             r.tile_cols = (unsigned)W;
+            r.tile_pitch = pitch;
+            r.tile_run = run;
             r.smem = smem;
             const size_t cap = 4 * slots / cs;
             r.grid = (unsigned)((ntiles < cap ? ntiles : cap) * cs);
@@ -411,7 +414,8 @@ static const RowImpl row_impls[] = {
          if (sk == 1 || ((peel || sk == 2) && sk != 3 && !latency_bound(c, c.s.ncols))) return false;
          return plan_reg(c, true, q);
      }},
-    {"tile-t: a transposed input (innermost row stride 1, column stride not), not latency-bound, tiles in L2",
+    {"tile-t: a transposed input (innermost row stride 1, column stride not), Hopper or later, not "
+     "latency-bound, a block's slice of the tile within shared memory (plan_tile)",
      [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) { return plan_tile(c, q); }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {

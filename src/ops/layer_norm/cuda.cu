@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(LN_TILE_THREADS, 4)
 #endif
 }
 
-/* The TILE_T run (plan_tile): the extent of the input's innermost row
+/* The TILE_T run (plan_tile; the plan keeps it as tile_run): the extent of the input's innermost row
  * dimension when its stride there is 1 and its column stride is not (a
  * transposed input); 0 otherwise. */
 static size_t ln_tile_run(const infiniopRowLayout &L) {
@@ -561,9 +561,8 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
     const S *x = (const S *)in, *ws = (const S *)w, *bs = (const S *)b;
     if (q.kernel == INFINIOP_CUDA_ROW_TILE_T)
         return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), q.smem, stream, q.cluster,
-                                    p.pdl, o, z, sd, x, ws, bs, q.tile_rows, q.tile_cols,
-                                    infiniop_tile_pitch(q.tile_cols, q.tile_rows, sizeof(S)),
-                                    ln_tile_run(info->rows), *info);
+                                    p.pdl, o, z, sd, x, ws, bs, q.tile_rows, q.tile_cols, q.tile_pitch,
+                                    q.tile_run, *info);
     if (rg_is_reg(q))
         return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
             constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;

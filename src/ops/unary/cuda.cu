@@ -297,42 +297,45 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
     for (size_t r = rb + threadIdx.y; r < r1; r += blockDim.y) {
         ptrdiff_t ob, ib;
         row_bases(L, r, &ob, &ib);
-        if (IN1 && ics == 0 && (r == rb + threadIdx.y || ib != prev)) {
-            /* the row is one value (its last dimension broadcast):
-             * computed once, not once per element (the exact F32 and F64
-             * formulas are issue-bound) */
-            S z1[1] = {in[ib]};
-            apply_store<T, KIND>(z1);
-#pragma unroll
-            for (int u = 0; u < ITEMS; ++u)
-#pragma unroll
-                for (int k = 0; k < W; ++k) y[u].v[k] = z1[0];
+        /* the thread's first row, or an input row other than its previous
+         * row's (rows broadcast from one input row are computed once) */
+        if (r == rb + threadIdx.y || ib != prev) {
             prev = ib;
-        } else if (r == rb + threadIdx.y || ib != prev) {
-            S z[ITEMS * W];
+            if (IN1 && ics == 0) {
+                /* the row is one value (its last dimension broadcast):
+                 * computed once, not once per element (the exact F32 and
+                 * F64 formulas are issue-bound) */
+                S z1[1] = {in[ib]};
+                apply_store<T, KIND>(z1);
 #pragma unroll
-            for (int u = 0; u < ITEMS; ++u) {
-                const size_t c = c0 + (size_t)u * blockDim.x;
-                VT x;
+                for (int u = 0; u < ITEMS; ++u)
 #pragma unroll
-                for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
-                if (c < nchunks) {
-                    if constexpr (IN1) {
+                    for (int k = 0; k < W; ++k) y[u].v[k] = z1[0];
+            } else {
+                S z[ITEMS * W];
 #pragma unroll
-                        for (int k = 0; k < W; ++k) x.v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
-                    } else {
-                        x = load_word<VT, false>(in + ib + (ptrdiff_t)(c * W));
+                for (int u = 0; u < ITEMS; ++u) {
+                    const size_t c = c0 + (size_t)u * blockDim.x;
+                    VT x;
+#pragma unroll
+                    for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
+                    if (c < nchunks) {
+                        if constexpr (IN1) {
+#pragma unroll
+                            for (int k = 0; k < W; ++k) x.v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
+                        } else {
+                            x = load_word<VT, false>(in + ib + (ptrdiff_t)(c * W));
+                        }
                     }
+#pragma unroll
+                    for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
                 }
+                apply_store<T, KIND>(z);
 #pragma unroll
-                for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
+                for (int u = 0; u < ITEMS; ++u)
+#pragma unroll
+                    for (int k = 0; k < W; ++k) y[u].v[k] = z[u * W + k];
             }
-            apply_store<T, KIND>(z);
-#pragma unroll
-            for (int u = 0; u < ITEMS; ++u)
-#pragma unroll
-                for (int k = 0; k < W; ++k) y[u].v[k] = z[u * W + k];
-            prev = ib;
         }
 #pragma unroll
         for (int u = 0; u < ITEMS; ++u) {
