@@ -177,12 +177,14 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t Tn = L.ncols;
     const StreamRows<WARP, V> sr(Tn, smem);
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
-    /* One chunk a batch in every pass (the exception to STREAM_BATCH,
-     * cuda/common.cuh): batches of 8 one-element chunks doubled this
+    /* Chunks a batch (the exception to STREAM_BATCH, cuda/common.cuh):
+     * the first pass keeps 2 in flight, vectors or one-element chunks; the
+     * later passes 1. Batches of 8 one-element chunks doubled this
      * kernel's registers (32 -> 62) and measured slower on strided and
      * permuted rows on an H100 (f16 12x197x197 permuted 4.68 -> 6.13 us,
-     * sliced 3.92 -> 5.09 us; bench/NOTES.md), while its first pass keeps 2
-     * vectors in flight where the layout allows vectors. */
+     * sliced 3.92 -> 5.09 us), and 1 in the first pass too made transposed
+     * rows 1.2x slower on an H200 (f32 24x46x446 transposed 8.2 -> 10.4
+     * us, bf16 754x759 transposed 8.5 -> 10.1; bench/NOTES.md). */
     constexpr int U = 1;
     struct F1 {
         float v[V];
@@ -194,10 +196,9 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
         const size_t n = infiniop_causal_visible(&info, r);
         const size_t vchunks = (n + V - 1) / V; /* chunks holding a visible column */
 
-        /* every pass: U chunks' loads in flight, then their use (2 for
-         * vectors in the first pass) */
+        /* every pass: its chunks' loads in flight, then their use */
         float m = -INFINITY;
-        chunks_batched<V == 1 ? U : 2, Vec<S, V>>(
+        chunks_batched<2, Vec<S, V>>(
             sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
             [&](size_t c, const Vec<S, V> &q) {
                 float v[V];

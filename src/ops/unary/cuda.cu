@@ -188,15 +188,19 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
-#pragma unroll
-        for (int k = 0; k < V; ++k) q[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
         if (i < nvec) q[u] = load_word<VT, ONCE>(in + i * V);
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
-        apply_store<T, KIND>(q[u].v); /* a vector at a time: V chains together, registers as before */
-        if (i < nvec) store_word<VT, ONCE>(out + i * V, q[u]); /* one 16-byte store (WordOf) */
+        if (i < nvec) {
+            /* a vector at a time: V chains together, registers as
+             * before; nothing for a thread without a vector (in a tensor
+             * of fewer than V elements the tail's chain then starts at
+             * once) */
+            apply_store<T, KIND>(q[u].v);
+            store_word<VT, ONCE>(out + i * V, q[u]); /* one 16-byte store (WordOf) */
+        }
     }
     if (has_tail) {
         apply_store<T, KIND>(t);
