@@ -188,19 +188,15 @@ __global__ void __launch_bounds__(512) unary_vec_kernel(typename T::S *out, cons
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
+#pragma unroll
+        for (int k = 0; k < V; ++k) q[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
         if (i < nvec) q[u] = load_word<VT, ONCE>(in + i * V);
     }
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t i = base + (size_t)u * blockDim.x;
-        if (i < nvec) {
-            /* a vector at a time: V chains together, registers as
-             * before; nothing for a thread without a vector (in a tensor
-             * of fewer than V elements the tail's chain then starts at
-             * once) */
-            apply_store<T, KIND>(q[u].v);
-            store_word<VT, ONCE>(out + i * V, q[u]); /* one 16-byte store (WordOf) */
-        }
+        apply_store<T, KIND>(q[u].v); /* a vector at a time: V chains together, registers as before */
+        if (i < nvec) store_word<VT, ONCE>(out + i * V, q[u]); /* one 16-byte store (WordOf) */
     }
     if (has_tail) {
         apply_store<T, KIND>(t);
@@ -708,9 +704,14 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (n == 0) { /* nothing runs (the run call returns first) */
         P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, 1, p, 32);
     } else if (L.contiguous) { /* VEC, fallback FLAT */
-        P.aligned = plan_vec(n, es, p, kn);
+        /* VEC needs a whole vector: under one (a 0-d tensor, a few
+         * elements) its thread would run the filler lanes' chain before the
+         * tail's (0-d float32 silu took 0.90 us, 0.72 before the filler
+         * lanes came; bench/NOTES.md); FLAT computes the elements alone */
+        const bool vec = n >= 16 / es;
         P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_FLAT, n, p, 128);
-        P.align = 16;
+        P.aligned = vec ? plan_vec(n, es, p, kn) : P.unaligned;
+        P.align = vec ? 16 : 0;
     } else if (L.ndim >= 2 && L.out_stride[q] == 1 && L.shape[q] >= 16 &&
                (size_t)(L.in_stride[q] < 0 ? -L.in_stride[q] : L.in_stride[q]) * es < 32) {
         /* ROWS: the output's last dimension has unit stride, the input's
