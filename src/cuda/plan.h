@@ -138,11 +138,13 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
 /* Elementwise operators (silu, sigmoid): which kernel runs, in the order
  * infiniop_unary_cuda_plan (ops/unary/cuda.cu) tries them; the first whose
  * rule holds on the folded layout (core/layout.h) is the plan:
- *   VEC        both tensors one dense run: `vec`-element (16-byte) vectors,
- *              `items` a thread, every load before the first store, one
- *              pass (no grid-stride loop); needs 16-byte aligned pointers;
+ *   VEC        both tensors one dense run of at least one vector:
+ *              `vec`-element (16-byte) vectors, `items` a thread, every
+ *              load before the first store, one pass (no grid-stride
+ *              loop); needs 16-byte aligned pointers;
  *   FLAT       both one dense run, any alignment: one element a thread
- *              (grid-stride loop); VEC's fallback;
+ *              (grid-stride loop); VEC's fallback, and the plan of a run
+ *              shorter than a vector;
  *   ROWS       the last dimension has unit stride on both sides, the others
  *              anything (padded rows, broadcast rows of stride 0, a
  *              permutation that keeps the last dimension): `lanes`
