@@ -183,8 +183,9 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
      * kernel's registers (32 -> 62) and measured slower on strided and
      * permuted rows on an H100 (f16 12x197x197 permuted 4.68 -> 6.13 us,
      * sliced 3.92 -> 5.09 us), and 1 in the first pass too made transposed
-     * rows 1.2x slower on an H200 (f32 24x46x446 transposed 8.2 -> 10.4
-     * us, bf16 754x759 transposed 8.5 -> 10.1; bench/NOTES.md). */
+     * rows up to 1.2x slower on an H200 (f32 24x46x446 transposed 7.9 ->
+     * 9.4 us, bf16 754x759 transposed 8.8 -> 10.0; at 2, bf16 21x185x195
+     * and 16x255x255 transposed take 4-5% longer; bench/NOTES.md). */
     constexpr int U = 1;
     struct F1 {
         float v[V];

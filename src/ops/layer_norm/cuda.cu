@@ -534,9 +534,9 @@ __global__ void __launch_bounds__(LN_TILE_THREADS, 4)
 #endif
 }
 
-/* The TILE_T run (plan_tile; the plan keeps it as tile_run): the extent of the input's innermost row
- * dimension when its stride there is 1 and its column stride is not (a
- * transposed input); 0 otherwise. */
+/* The TILE_T run (plan_tile; the plan keeps it as tile_run): the extent
+ * of the input's innermost row dimension when its stride there is 1 and
+ * its column stride is not (a transposed input); 0 otherwise. */
 static size_t ln_tile_run(const infiniopRowLayout &L) {
     if (L.col_stride[LN_IN] == 1 || L.nrows < 2) return 0;
     const int d = L.ndims >= 1 ? L.ndims - 1 : 0;
