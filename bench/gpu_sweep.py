@@ -451,7 +451,7 @@ def compare(base_path, path, out_dir, tol):
             slower.append(name)
     rows.sort(reverse=True)
     gm = math.exp(sum(math.log(x[0]) for x in rows) / len(rows)) if rows else float("nan")
-    lines = [f"# Sweep against sweep", "", f"base: {docs[0].get('commit')} ({docs[0].get('device_info')}); "
+    lines = ["# Sweep against sweep", "", f"base: {docs[0].get('commit')} ({docs[0].get('device_info')}); "
              f"new: {docs[1].get('commit')} ({docs[1].get('device_info')})", "",
              f"{len(rows)} cases in both; time new / base, geometric mean {gm:.3f}; slower (time and time over "
              f"copy both up by more than {tol:.0%}): {len(slower)}", "",

@@ -208,7 +208,8 @@ __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t
  * (V > 1) keep one chunk a batch: their loads already carry 16 bytes.
  * Each element is still read, then written, by one thread, so in-place
  * calls stay exact. causal_softmax's streaming kernel measured slower with
- * it and takes one chunk (its comment says why). */
+ * it and takes 2 chunks in its first pass, 1 in the others (its comment
+ * says why). */
 #define STREAM_BATCH(V, N) ((V) == 1 ? (8 + (N) - 1) / (N) : 1)
 
 /* Division of many numerators by one divisor b, correctly rounded, without
