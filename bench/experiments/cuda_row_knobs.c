@@ -25,11 +25,6 @@
  *   INFINIOP_CUDA_TILE=off         no TILE_T (transposed rows take the other kernels)
  *   INFINIOP_CUDA_TILE_CLUSTER=1..8  TILE_T: blocks a tile
  *   INFINIOP_CUDA_TILE_ROWS=2..32  TILE_T: rows a tile (a power of two)
- *   INFINIOP_CUDA_PARAM_ELEM=latency  the vector register path with element
- *                                  weight loads only where latency-bound
- *   INFINIOP_CUDA_SHORT_STREAM=n   rows of at most n elements, with as many
- *                                  rows as SMs or more: the plain streaming
- *                                  kernels (no register path, no peel)
  */
 #include "cuda/plan.h"
 
@@ -68,11 +63,6 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_TILE_ROWS"))) {
         int v = atoi(e);
         k->tile_rows = v >= 2 && v <= 32 && (v & (v - 1)) == 0 ? (unsigned)v : 0;
-    }
-    if ((e = getenv("INFINIOP_CUDA_PARAM_ELEM"))) k->param_elem_lat = !strcmp(e, "latency");
-    if ((e = getenv("INFINIOP_CUDA_SHORT_STREAM"))) {
-        int v = atoi(e);
-        k->short_stream = v > 0 ? (unsigned)v : 0;
     }
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;

@@ -130,10 +130,6 @@ typedef struct {
     bool tile_off;        /* TILE_T never */
     unsigned tile_cluster; /* TILE_T: blocks a tile (1..8); 0: the planner's choice */
     unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
-    bool param_elem_lat;   /* the vector register path with element weight/bias loads (a stride other
-                              than 1) only where latency-bound; else the streaming kernels */
-    unsigned short_stream; /* rows of at most this many elements, with at least as many rows as SMs:
-                              the plain streaming kernels (no register path, no peel); 0: off */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

@@ -63,7 +63,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, false, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -124,12 +124,6 @@ static bool latency_bound(const RowCtx &c, size_t acc) {
  * at 8 than at 16: bench/NOTES.md) (a thread holds at most 16 elements, 32
  * or 64 bytes an operand: no more registers than 4 vectors), and the byte
  * thresholds (long rows) counted in 16-byte vectors as before. */
-/* Experiment knob short_stream: short rows that fill the GPU go to the
- * plain streaming kernels. */
-static bool short_stream(const RowCtx &c) {
-    return c.kn.short_stream && c.s.ncols <= c.kn.short_stream && c.s.nrows >= (size_t)c.p.sm_count;
-}
-
 static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const infiniopCudaProps &p = c.p;
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
@@ -160,8 +154,6 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
     const infiniopCudaRowKnobs &kn = c.kn;
     const int policy = kn.policy;
     const bool lat = latency_bound(c, acc);
-    if (!scalar && !c.s.param_vec && kn.param_elem_lat && !lat) return false; /* (experiment knob) */
-    if (short_stream(c)) return false;                                         /* (experiment knob) */
     if (policy == 1 && !lat && vecs > 32 && !(reg_flags & INFINIOP_CUDA_REG_LONG))
         return false; /* the streaming kernel */
     /* A warp per row up to 8 vectors a thread when the operator has that
@@ -427,13 +419,13 @@ static const RowImpl row_impls[] = {
      [](const RowCtx &c, bool, bool, infiniopCudaRowLaunch *q) { return plan_tile(c, q); }},
     {"stream-warp-peel16: peelable layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
-         if (!peel || c.s.ncols > WARP_MAX_COLS || short_stream(c)) return false;
+         if (!peel || c.s.ncols > WARP_MAX_COLS) return false;
          *q = plan_stream(c, true, false, true);
          return true;
      }},
     {"stream-block-peel16: peelable layout",
      [](const RowCtx &c, bool, bool peel, infiniopCudaRowLaunch *q) {
-         if (!peel || short_stream(c)) return false;
+         if (!peel) return false;
          *q = plan_stream(c, false, false, true);
          return true;
      }},

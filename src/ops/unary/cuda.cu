@@ -563,9 +563,15 @@ static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static unsigned clamp_grid(size_t g, size_t cap) { return (unsigned)(g < 1 ? 1 : g > cap ? cap : g); }
 
 /* Threads a block from tmax down to 32 while `work` accesses (one a thread)
- * give fewer than two blocks a multiprocessor. */
+ * give fewer than two blocks a multiprocessor; none shrunk for work of at
+ * most a warp a multiprocessor: spread, each would hold one warp, whose
+ * loads a block of several warps issues as soon (a few cycles apart),
+ * while every further block costs its launch (H200: STRIDED tensors of
+ * 112-434 elements 5-19% slower in 32-thread blocks than in 256;
+ * bench/NOTES.md). */
 static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax) {
     unsigned t = tmax;
+    if (work <= 32 * (size_t)p.sm_count) return t;
     while (t > 32 && div_up(work, t) < 2 * (size_t)p.sm_count) t /= 2;
     return t;
 }
@@ -606,13 +612,21 @@ static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, cons
     return l;
 }
 
-/* ROWS with w elements an access: `lanes` threads along a row (a power of
- * two covering the row's accesses at `items` a thread, at most 256), the
- * rest of a 256-thread block on further rows. */
+/* ROWS with w elements an access: `lanes` threads along a row (the row's
+ * accesses, at most 256, when latency-bound; else a power of two covering
+ * them at `items` a thread, at most 256), the rest of a 256-thread block
+ * on further rows. */
 static unsigned pow2_at_least(size_t v, unsigned cap) {
     unsigned t = 1;
     while (t < cap && t < v) t *= 2;
     return t;
+}
+/* Whether the input repeats along the rows: a row dimension of extent
+ * over 1 that the input broadcasts (stride 0). */
+static bool bcast_rows(const infiniopEltLayout &L) {
+    for (int d = 0; d < L.ndim - 1; ++d)
+        if (L.in_stride[d] == 0 && L.shape[d] > 1) return true;
+    return false;
 }
 static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, bool in1,
                                        const infiniopCudaProps &p) {
@@ -625,12 +639,31 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     size_t tx, ty, bx, gy, R = 1;
     if (nrows * chunks < 2 * resident) { /* latency-bound: one access a thread, spread */
         l.items = 1;
-        tx = pow2_at_least(chunks, 256), ty = 256 / tx;
-        while (tx * ty > 32 && div_up(chunks, tx) * div_up(nrows, ty) < 2 * (size_t)p.sm_count) {
-            if (ty > 1) ty /= 2;
-            else tx /= 2;
-        }
+        /* rows of up to 256 accesses: a thread each, no idle lanes (a
+         * warp may span two rows: the kernel has no warp-wide steps);
+         * the exact float64 formulas are issue-bound here, and lanes
+         * past the row's end take issue slots (a row of 75 on 128 lanes
+         * leaves 41% idle) */
+        tx = chunks <= 256 ? chunks : 256;
+        /* rows a block: all that 256 threads hold, fewer while the grid
+         * would give an SM under two blocks (one row at the least), then
+         * a row over more blocks (down to 32 threads) */
+        const size_t want = div_up(2 * (size_t)p.sm_count, div_up(chunks, tx)); /* block rows wanted */
+        ty = 256 / tx;
+        if (ty * want > nrows) ty = nrows / want ? nrows / want : 1;
+        while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count) tx = div_up(tx, 2);
         bx = div_up(chunks, tx), gy = div_up(nrows, ty);
+        /* An input broadcast along the rows (fewer distinct input rows
+         * than rows): a thread computes its value once and stores it to
+         * R rows (the kernel reuses a row whose input offset repeats),
+         * R such that the grid keeps a block row an SM: the computation
+         * shrinks R-fold, the stores stay. (H200: sigmoid f64 1567x75
+         * broadcast along the rows 2.30 -> 1.69 us with both rules;
+         * bench/NOTES.md.) */
+        if (bcast_rows(L) && gy > (size_t)p.sm_count) {
+            R = gy / (size_t)p.sm_count;
+            gy = div_up(nrows, R * ty);
+        }
     } else {
         size_t items = rows_items(w * (unsigned)es);
         tx = pow2_at_least(div_up(chunks, items), 256), ty = 256 / tx;
