@@ -563,15 +563,14 @@ static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static unsigned clamp_grid(size_t g, size_t cap) { return (unsigned)(g < 1 ? 1 : g > cap ? cap : g); }
 
 /* Threads a block from tmax down to 32 while `work` accesses (one a thread)
- * give fewer than two blocks a multiprocessor; none shrunk for work of at
- * most a warp a multiprocessor: spread, each would hold one warp, whose
- * loads a block of several warps issues as soon (a few cycles apart),
- * while every further block costs its launch (H200: STRIDED tensors of
- * 112-434 elements 5-19% slower in 32-thread blocks than in 256;
- * bench/NOTES.md). */
+ * give fewer than two blocks a multiprocessor; none shrunk for work that
+ * two blocks of tmax hold: such a call is launch-bound, and every further
+ * block adds to the launch (H200: STRIDED tensors of 112-434 elements
+ * 5-19% slower in 32-thread blocks than in 256, while float64 tensors of
+ * 3,254-4,220 accesses ran 5-7% faster spread; bench/NOTES.md). */
 static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax) {
     unsigned t = tmax;
-    if (work <= 32 * (size_t)p.sm_count) return t;
+    if (work <= 2 * (size_t)tmax) return t;
     while (t > 32 && div_up(work, t) < 2 * (size_t)p.sm_count) t /= 2;
     return t;
 }
@@ -649,18 +648,23 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
          * would give an SM under two blocks (one row at the least), then
          * a row over more blocks (down to 32 threads) */
         const size_t want = div_up(2 * (size_t)p.sm_count, div_up(chunks, tx)); /* block rows wanted */
+        const size_t ty_min = div_up(32, tx); /* a warp a block at the least */
         ty = 256 / tx;
-        if (ty * want > nrows) ty = nrows / want ? nrows / want : 1;
+        if (ty * want > nrows) ty = nrows / want > ty_min ? nrows / want : ty_min;
         while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count) tx = div_up(tx, 2);
         bx = div_up(chunks, tx), gy = div_up(nrows, ty);
         /* An input broadcast along the rows (fewer distinct input rows
-         * than rows): a thread computes its value once and stores it to
-         * R rows (the kernel reuses a row whose input offset repeats),
-         * R such that the grid keeps a block row an SM: the computation
-         * shrinks R-fold, the stores stay. (H200: sigmoid f64 1567x75
-         * broadcast along the rows 2.30 -> 1.69 us with both rules;
-         * bench/NOTES.md.) */
-        if (bcast_rows(L) && gy > (size_t)p.sm_count) {
+         * than rows) of 4- and 8-byte elements, whose exact formulas
+         * are issue-bound: a thread computes its value once and stores
+         * it to R rows (the kernel reuses a row whose input offset
+         * repeats), R such that the grid keeps a block row an SM: the
+         * computation shrinks R-fold, the stores stay. The 2-byte types'
+         * formula is a few instructions, and there R rows a thread
+         * only took parallel stores away. (H200: sigmoid f64 1567x75
+         * broadcast along the rows 2.27 -> 1.66 us with both rules, silu
+         * f64 7263x138 8.85 -> 4.30; silu bf16 4x13x40x18 bcast:2 1.46 ->
+         * 1.86 with R = 2; bench/NOTES.md.) */
+        if (es >= 4 && bcast_rows(L) && gy > (size_t)p.sm_count) {
             R = gy / (size_t)p.sm_count;
             gy = div_up(nrows, R * ty);
         }
