@@ -620,6 +620,11 @@ static unsigned pow2_at_least(size_t v, unsigned cap) {
     while (t < cap && t < v) t *= 2;
     return t;
 }
+static size_t gcd32(size_t a) { /* gcd(a, 32) */
+    size_t g = 1;
+    while (g < 32 && a % (2 * g) == 0) g *= 2;
+    return g;
+}
 /* Whether the input repeats along the rows: a row dimension of extent
  * over 1 that the input broadcasts (stride 0). */
 static bool bcast_rows(const infiniopEltLayout &L) {
@@ -651,6 +656,11 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
         const size_t ty_min = div_up(32, tx); /* a warp a block at the least */
         ty = 256 / tx;
         if (ty * want > nrows) ty = nrows / want > ty_min ? nrows / want : ty_min;
+        /* whole warps where a multiple of 32 threads is near (tx a
+         * divisor of 32: 17 rows of 8 lanes would leave a warp with 8
+         * threads) */
+        const size_t wq = 32 / gcd32(tx);
+        if (ty >= wq) ty -= ty % wq;
         while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count) tx = div_up(tx, 2);
         bx = div_up(chunks, tx), gy = div_up(nrows, ty);
         /* An input broadcast along the rows (fewer distinct input rows
