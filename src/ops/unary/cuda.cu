@@ -661,7 +661,8 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
          * threads) */
         const size_t wq = 32 / gcd32(tx);
         if (ty >= wq) ty -= ty % wq;
-        while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count) tx = div_up(tx, 2);
+        while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count)
+            tx = div_up(tx, 2) > 32 ? div_up(tx, 2) : 32;
         bx = div_up(chunks, tx), gy = div_up(nrows, ty);
         /* An input broadcast along the rows (fewer distinct input rows
          * than rows) of 4- and 8-byte elements, whose exact formulas

@@ -1,0 +1,251 @@
+/* test_cuda_elt_plan.cu - the CUDA elementwise planner's rules
+ * (infiniop_unary_cuda_plan, src/ops/unary/cuda.cu), on fake devices: no
+ * GPU is needed (label cpu; built where CUDA is; the file's kernels are
+ * compiled in but never launched). For named layouts the kernel and the
+ * launch shape the plan's rules give (docs/PERFORMANCE.md, "Elementwise
+ * plan"); over a grid of layouts, invariants: blocks the kernels' launch
+ * bounds allow, grids that cover every element, rows a thread only where
+ * the rule allows them, whole warps, and tensors that two blocks hold
+ * left unspread. */
+#include "cuda/common.cuh"
+#include "ops/unary/unary.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static infiniopCudaProps g_dev;
+static int g_fail, g_checks;
+
+/* The planner's only view of the device (cuda/device.cu in the library). */
+infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *p) {
+    (void)device;
+    *p = g_dev;
+    return INFINI_STATUS_SUCCESS;
+}
+
+/* cuda/device.cu's launch-error mapping: referenced by the run call,
+ * which this test never makes. */
+infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
+    (void)op, (void)err;
+    return INFINI_STATUS_INTERNAL_ERROR;
+}
+
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        ++g_checks;                                                                                                    \
+        if (!(cond)) {                                                                                                 \
+            ++g_fail;                                                                                                  \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
+static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
+
+/* A folded layout (the caller gives it already coalesced): shape, the
+ * output's and the input's strides in elements. */
+static infiniopCudaEltPlan plan(infiniDtype_t dt, int ndim, const size_t *shape, const ptrdiff_t *os,
+                                const ptrdiff_t *is) {
+    infiniopUnaryInfo info;
+    memset(&info, 0, sizeof info);
+    info.kind = INFINIOP_UNARY_SIGMOID;
+    info.dtype = dt;
+    infiniopEltLayout &L = info.layout;
+    L.ndim = ndim;
+    L.n = 1;
+    for (int d = 0; d < ndim; ++d) {
+        L.shape[d] = shape[d];
+        L.out_stride[d] = os[d];
+        L.in_stride[d] = is[d];
+        L.n *= shape[d];
+    }
+    bool oc = ndim == 1 && os[0] == 1, ic = ndim == 1 && is[0] == 1;
+    L.out_contiguous = oc;
+    L.contiguous = oc && ic;
+    infiniStatus_t st = infiniop_unary_cuda_plan(&info, 0);
+    CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
+    return info.cuda;
+}
+
+/* ------------------------------------------------------------ named layouts */
+static void named_cases(void) {
+    g_dev = H100;
+    {   /* sigmoid f64 1567x75, input broadcast along the rows: a thread a
+         * column (75 lanes, no idle ones), 3 rows a block, the value
+         * computed once for R = 3 rows a thread */
+        const size_t sh[2] = {1567, 75};
+        const ptrdiff_t os[2] = {75, 1}, is[2] = {0, 1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F64, 2, sh, os, is);
+        const infiniopCudaEltLaunch &l = P.aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.lanes == 75 && l.threads == 225 && l.rows == 3 &&
+                  l.grid[1] == 175 && l.items == 1,
+              "kernel %d lanes %u threads %u rows %u grid %u,%u", (int)l.kernel, l.lanes, l.threads, l.rows,
+              l.grid[0], l.grid[1]);
+    }
+    {   /* the same with 2-byte elements: R stays 1 (the formula is cheap) */
+        const size_t sh[2] = {2080, 18};
+        const ptrdiff_t os[2] = {18, 1}, is[2] = {0, 1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_BF16, 2, sh, os, is);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.aligned.rows == 1, "kernel %d rows %u",
+              (int)P.aligned.kernel, P.aligned.rows);
+    }
+    {   /* f32 581x19 with the last dimension broadcast (input element by
+         * element): 19 lanes, 2 rows a block (a warp at the least), not 4
+         * threads a block */
+        const size_t sh[2] = {581, 19};
+        const ptrdiff_t os[2] = {19, 1}, is[2] = {1, 0};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 2, sh, os, is);
+        const infiniopCudaEltLaunch &l = P.aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.lanes == 19 && l.threads == 38 && l.rows == 1,
+              "kernel %d lanes %u threads %u rows %u", (int)l.kernel, l.lanes, l.threads, l.rows);
+    }
+    {   /* bf16 2x197x12x64 permuted (0, 2, 1, 3): rows of 8 vectors, 16
+         * rows a block (whole warps: 128 threads, not 17 rows and 136) */
+        const size_t sh[4] = {2, 197, 12, 64};
+        const ptrdiff_t os[4] = {197 * 12 * 64, 12 * 64, 64, 1}, is[4] = {197 * 12 * 64, 64, 197 * 64, 1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_BF16, 4, sh, os, is);
+        const infiniopCudaEltLaunch &l = P.aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == 8 && l.lanes == 8 && l.threads == 128 &&
+                  l.grid[1] == 296,
+              "kernel %d vec %u lanes %u threads %u grid %u,%u", (int)l.kernel, l.vec, l.lanes, l.threads,
+              l.grid[0], l.grid[1]);
+    }
+    {   /* STRIDED tensors that two 256-thread blocks hold: not spread */
+        const size_t sh1[1] = {415};
+        const ptrdiff_t os1[1] = {1}, is1[1] = {0};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 1, sh1, os1, is1);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED && P.aligned.threads == 256 && P.aligned.grid[0] == 2,
+              "kernel %d threads %u grid %u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.grid[0]);
+        const size_t sh2[2] = {5, 68};
+        const ptrdiff_t os2[2] = {68, 1}, is2[2] = {1, 5};
+        P = plan(INFINI_DTYPE_F64, 2, sh2, os2, is2);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED && P.aligned.threads == 256,
+              "kernel %d threads %u", (int)P.aligned.kernel, P.aligned.threads);
+    }
+    {   /* VEC: a bf16 decode row of 4096 (512 vectors, over two blocks of
+         * 128) is spread to 32-thread blocks; 243 f32 elements are not */
+        const size_t sh[1] = {4096};
+        const ptrdiff_t s[1] = {1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_BF16, 1, sh, s, s);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_VEC && P.aligned.threads == 32 && P.aligned.grid[0] == 16,
+              "kernel %d threads %u grid %u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.grid[0]);
+        const size_t sh2[1] = {243};
+        P = plan(INFINI_DTYPE_F32, 1, sh2, s, s);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_VEC && P.aligned.threads == 128,
+              "kernel %d threads %u", (int)P.aligned.kernel, P.aligned.threads);
+        const size_t sh3[1] = {3};
+        P = plan(INFINI_DTYPE_F32, 1, sh3, s, s); /* under one vector: FLAT */
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_FLAT, "kernel %d", (int)P.aligned.kernel);
+    }
+}
+
+/* ------------------------------------------------------------ invariants */
+static bool pow2(unsigned v) { return v && !(v & (v - 1)); }
+
+static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int ndim, size_t es, bool bcast,
+                         const char *what) {
+    size_t n = 1;
+    for (int d = 0; d < ndim; ++d) n *= sh[d];
+    switch (l.kernel) {
+    case INFINIOP_CUDA_ELT_ROWS: {
+        const size_t ncols = sh[ndim - 1], nrows = n / ncols, chunks = ncols / l.vec;
+        CHECK(ncols % l.vec == 0, "%s: vec %u", what, l.vec);
+        CHECK(l.lanes >= 1 && l.threads % l.lanes == 0, "%s: lanes %u threads %u", what, l.lanes, l.threads);
+        CHECK(l.threads >= 32 && l.threads <= 256, "%s: threads %u (launch bounds 256; a warp at the least)", what,
+              l.threads);
+        const size_t ty = l.threads / l.lanes;
+        CHECK((size_t)l.grid[0] * l.lanes * l.items >= chunks, "%s: grid.x %u x lanes %u x items %u < %zu chunks",
+              what, l.grid[0], l.lanes, l.items, chunks);
+        CHECK((size_t)l.grid[1] * l.rows * ty >= nrows, "%s: grid.y %u x rows %u x %zu < %zu rows", what, l.grid[1],
+              l.rows, ty, nrows);
+        CHECK(l.grid[1] >= 1 && l.grid[1] <= 65535 && l.grid[2] == 1, "%s: grid %u,%u,%u", what, l.grid[0],
+              l.grid[1], l.grid[2]);
+        /* the latency-bound branch (under two waves of one access a thread) */
+        const bool lat = nrows * chunks < 2 * (size_t)g_dev.sm_count * (size_t)g_dev.max_threads_per_sm;
+        if (lat) {
+            CHECK(l.items == 1, "%s: items %u", what, l.items);
+            if (l.rows > 1) /* rows a thread only for a broadcast input of 4- or 8-byte elements */
+                CHECK(es >= 4 && bcast, "%s: rows %u (es %zu, bcast %d)", what, l.rows, es, (int)bcast);
+            if (l.grid[0] == 1) /* a thread an access, no idle lanes */
+                CHECK(l.lanes == chunks, "%s: lanes %u for %zu chunks", what, l.lanes, chunks);
+            else /* a row over several blocks: of a warp at the least */
+                CHECK(l.lanes >= 32, "%s: lanes %u, %u blocks a row", what, l.lanes, l.grid[0]);
+            if (l.lanes <= 32 && 32 % l.lanes == 0 && ty >= 32 / l.lanes)
+                CHECK(l.threads % 32 == 0, "%s: threads %u, lanes %u: whole warps", what, l.threads, l.lanes);
+        }
+        break;
+    }
+    case INFINIOP_CUDA_ELT_VEC:
+    case INFINIOP_CUDA_ELT_FLAT:
+    case INFINIOP_CUDA_ELT_STRIDED: {
+        const unsigned tmax = l.kernel == INFINIOP_CUDA_ELT_STRIDED ? 256 : 128;
+        CHECK(pow2(l.threads) && l.threads >= 32 && l.threads <= tmax, "%s: threads %u", what, l.threads);
+        const size_t acc = l.kernel == INFINIOP_CUDA_ELT_VEC ? n / l.vec : n;
+        if (acc <= 2 * (size_t)tmax)
+            CHECK(l.threads == tmax, "%s: %zu accesses in %u-thread blocks (two full blocks hold them)", what, acc,
+                  l.threads);
+        if (l.kernel == INFINIOP_CUDA_ELT_VEC) /* one pass, no grid-stride loop */
+            CHECK((size_t)l.grid[0] * l.threads * l.items >= acc, "%s: grid %u x %u x %u < %zu vectors", what,
+                  l.grid[0], l.threads, l.items, acc);
+        else
+            CHECK(l.grid[0] >= 1, "%s: grid %u", what, l.grid[0]);
+        break;
+    }
+    default: break; /* the tiled kernels: not changed by these rules */
+    }
+}
+
+static void invariants(void) {
+    const infiniDtype_t dts[3] = {INFINI_DTYPE_BF16, INFINI_DTYPE_F32, INFINI_DTYPE_F64};
+    const size_t rows[] = {1, 2, 3, 7, 33, 131, 132, 455, 581, 1000, 1567, 4728, 7263, 65536};
+    const size_t cols[] = {16, 18, 19, 20, 32, 64, 75, 77, 128, 138, 255, 256, 300, 768, 1000, 4096};
+    const infiniopCudaProps devs[2] = {H100, A100};
+    char what[160];
+    for (const infiniopCudaProps &dev : devs) {
+        g_dev = dev;
+        for (infiniDtype_t dt : dts) {
+            const size_t es = dt == INFINI_DTYPE_BF16 ? 2 : dt == INFINI_DTYPE_F32 ? 4 : 8;
+            for (size_t r : rows)
+                for (size_t c : cols) {
+                    const size_t sh[2] = {r, c};
+                    /* padded rows (ROWS), rows broadcast (ROWS), the last
+                     * dimension broadcast (ROWS, input by element), a
+                     * transpose (STRIDED or tiles), contiguous (VEC) */
+                    const ptrdiff_t os[2] = {(ptrdiff_t)c, 1};
+                    const ptrdiff_t pad[2] = {(ptrdiff_t)c + 8, 1}, brow[2] = {0, 1}, bcol[2] = {1, 0},
+                                    tr[2] = {1, (ptrdiff_t)r};
+                    const struct {
+                        const ptrdiff_t *is;
+                        bool bcast;
+                        const char *name;
+                    } lays[4] = {{pad, false, "padded"}, {brow, true, "bcast:0"}, {bcol, false, "bcast:1"},
+                                 {tr, false, "transposed"}};
+                    for (const auto &ly : lays) {
+                        if (r == 1 && ly.bcast) continue;
+                        infiniopCudaEltPlan P = plan(dt, 2, sh, os, ly.is);
+                        snprintf(what, sizeof what, "sm %d es %zu %zux%zu %s", dev.sm_count, es, r, c, ly.name);
+                        check_launch(P.aligned, sh, 2, es, ly.bcast, what);
+                        check_launch(P.unaligned, sh, 2, es, ly.bcast, what);
+                    }
+                    const size_t n1[1] = {r * c};
+                    const ptrdiff_t one[1] = {1}, zero[1] = {0};
+                    infiniopCudaEltPlan P = plan(dt, 1, n1, one, one);
+                    snprintf(what, sizeof what, "sm %d es %zu %zu contiguous", dev.sm_count, es, r * c);
+                    check_launch(P.aligned, n1, 1, es, false, what);
+                    check_launch(P.unaligned, n1, 1, es, false, what);
+                    P = plan(dt, 1, n1, one, zero);
+                    snprintf(what, sizeof what, "sm %d es %zu %zu bcast", dev.sm_count, es, r * c);
+                    check_launch(P.aligned, n1, 1, es, true, what);
+                }
+        }
+    }
+}
+
+int main(void) {
+    named_cases();
+    invariants();
+    printf("test_cuda_elt_plan: %d checks, %d failed\n", g_checks, g_fail);
+    return g_fail ? 1 : 0;
+}
