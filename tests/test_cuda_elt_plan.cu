@@ -7,21 +7,10 @@
  * bounds allow, grids that cover every element, rows a thread only where
  * the rule allows them, whole warps, and tensors that two blocks hold
  * left unspread. */
-#include "cuda/common.cuh"
+#include "cuda_plan_fake.h"
 #include "ops/unary/unary.h"
 
-#include <stdio.h>
 #include <string.h>
-
-static infiniopCudaProps g_dev;
-static int g_fail, g_checks;
-
-/* The planner's only view of the device (cuda/device.cu in the library). */
-infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *p) {
-    (void)device;
-    *p = g_dev;
-    return INFINI_STATUS_SUCCESS;
-}
 
 /* cuda/device.cu's launch-error mapping: referenced by the run call,
  * which this test never makes. */
@@ -29,20 +18,6 @@ infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err) {
     (void)op, (void)err;
     return INFINI_STATUS_INTERNAL_ERROR;
 }
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        ++g_checks;                                                                                                    \
-        if (!(cond)) {                                                                                                 \
-            ++g_fail;                                                                                                  \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
-
-static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
-static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
 
 /* A folded layout (the caller gives it already coalesced): shape, the
  * output's and the input's strides in elements. */

@@ -4,33 +4,7 @@
  * pointers, and invariants over a grid of shapes: launches that fit the
  * device, register rows that the group holds whole, unaligned launches
  * that never use vectors, the peel only where the layout asks for it. */
-#include "cuda/common.cuh"
-
-#include <stdio.h>
-
-static infiniopCudaProps g_dev;
-static int g_fail, g_checks;
-
-/* The planner's only view of the device (cuda/device.cu in the library). */
-infiniStatus_t infiniop_cuda_device_props(int device, infiniopCudaProps *p) {
-    (void)device;
-    *p = g_dev;
-    return INFINI_STATUS_SUCCESS;
-}
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        ++g_checks;                                                                                                    \
-        if (!(cond)) {                                                                                                 \
-            ++g_fail;                                                                                                  \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
-
-static const infiniopCudaProps H100 = {132, 2048, 48 * 1024, 50u << 20, 9, 0};
-static const infiniopCudaProps A100 = {108, 2048, 48 * 1024, 40u << 20, 8, 0};
+#include "cuda_plan_fake.h"
 
 static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel,
                                  bool unit = false, size_t tile_run = 0) {
