@@ -181,7 +181,7 @@ static void invariants(void) {
     for (const infiniopCudaProps &dev : devs) {
         g_dev = dev;
         for (infiniDtype_t dt : dts) {
-            const size_t es = dt == INFINI_DTYPE_BF16 ? 2 : dt == INFINI_DTYPE_F32 ? 4 : 8;
+            const size_t es = infiniop_dtype_size(dt);
             for (size_t r : rows)
                 for (size_t c : cols) {
                     const size_t sh[2] = {r, c};
