@@ -167,10 +167,12 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              registers; needs both extents and the other strides to be
  *              multiples of V and 16-byte aligned pointers; fallback
  *              TRANSPOSE_TILE;
- *   TRANSPOSE_TILE the same layouts, any extents and alignment: 64 x 64
- *              tiles through shared memory (both tiled kernels only for
- *              tensors of two waves of one element a thread or more;
- *              smaller ones take STRIDED);
+ *   TRANSPOSE_TILE the same layouts, any extents and alignment: 32 x 64
+ *              tiles (32 along p) through shared memory, 8 elements a
+ *              thread; both tiled kernels for tensors of two waves of one
+ *              element a thread or more; under two waves, TRANSPOSE_TILE
+ *              where its tiles give at least half the multiprocessors a
+ *              block and the elements are of 2 or 4 bytes, else STRIDED;
  *   STRIDED    anything else: one element a thread, offsets from the
  *              coalesced shape (grid-stride loop).
  * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */
@@ -207,6 +209,8 @@ typedef struct {
     unsigned align;
     bool align_out; /* only the output pointer needs `align` (ROWS with in1) */
     int tile_p; /* TRANSPOSE_*: the input's unit-stride dimension; -1 otherwise */
+    size_t planes; /* TRANSPOSE_*: the (p, q) planes, the product of the other extents (a kernel
+                      with one plane computes no plane offsets) */
     bool pdl;   /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaEltPlan;
 

@@ -351,8 +351,8 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
          * least a tile a multiprocessor; the small ones above take the
          * strided kernel): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
          * edge 16 V) with special values, the same one element off
-         * alignment (its fallback), and odd extents of 13 x 12 64-element
-         * tiles (TRANSPOSE_TILE) */
+         * alignment (its fallback), and odd extents (TRANSPOSE_TILE:
+         * 25 x 12 partial tiles of 32 x 64) */
         {
             const size_t edge = 16 * (16 / tl_dtype_size(dt));
             const size_t shp[3][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1}};
@@ -365,6 +365,26 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 tl_contiguous_strides(2, c.oshape, c.ostrides);
                 c.istrides[0] = 1; c.istrides[1] = (ptrdiff_t)shp[k][0];
                 c.ipad = k == 1;
+                run_case(op, &c, &rng);
+            }
+        }
+        /* transposes of several (p, q) planes with odd extents (CUDA: the
+         * tiled kernels' plane loop and partial tiles): the input's unit
+         * stride on dimension 1, the output's on dimension 2, planes along
+         * dimension 0; 5 x 331 x 347 (574 K elements: the tiles at every
+         * type) and 3 x 257 x 301 (232 K: the tiles at 2- and 4-byte
+         * types, STRIDED at 8) */
+        {
+            const size_t shp[2][3] = {{5, 331, 347}, {3, 257, 301}};
+            for (int k = 0; k < 2; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = dt; c.lo = -120; c.hi = 120; c.special = 1;
+                c.ondim = c.indim = 3;
+                for (int d = 0; d < 3; d++) c.oshape[d] = c.ishape[d] = shp[k][d];
+                tl_contiguous_strides(3, c.oshape, c.ostrides);
+                c.istrides[0] = (ptrdiff_t)(shp[k][1] * shp[k][2]);
+                c.istrides[1] = 1;
+                c.istrides[2] = (ptrdiff_t)shp[k][1];
                 run_case(op, &c, &rng);
             }
         }

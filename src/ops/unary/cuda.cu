@@ -346,21 +346,26 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
 }
 
 /* The transposing path: the output's unit-stride dimension q = ndim - 1
- * differs from the input's, p. A block takes a TILE x TILE tile of the
- * (p, q) plane: it reads the input along p (coalesced), applies the
- * function, keeps the results in shared memory (float, or double for F64;
- * padded against bank conflicts) and writes the output along q (coalesced).
- * 256 threads, 16 elements each per phase, all loads in flight together.
- * The other dimensions go to blockIdx.z (a grid-stride loop). */
-#define TILE 64
-/* Number of (p, q) planes: the product of the other extents (multiplies
- * only: a 64-bit division in every thread is costly enough to show). */
-__device__ __forceinline__ size_t tile_planes(const infiniopEltLayout &L, int p, int q) {
-    size_t nb = 1;
-    for (int d = 0; d < L.ndim; ++d)
-        if (d != p && d != q) nb *= L.shape[d];
-    return nb;
-}
+ * differs from the input's, p. A block takes a TILE_P x TILE_Q tile of the
+ * (p, q) plane: it reads the input along p (coalesced: a warp's load is 32
+ * consecutive elements of one input line), applies the function, keeps the
+ * results in shared memory (float, or double for F64; padded against bank
+ * conflicts) and writes the output along q (a warp's store is 32
+ * consecutive elements of one output line). 256 threads, 8 elements each
+ * per phase, all loads in flight together. The other dimensions go to
+ * blockIdx.z (a grid-stride loop).
+ * Tile size: 32 x 64, 8 elements a thread. In a stand-alone copy of this
+ * kernel (bench/experiments/transpose_tile.cu) it ran every odd-extent
+ * transpose measured, 2- to 8-byte elements, 66 K to 161 M elements,
+ * 1.2-2.1x faster than 64 x 64 tiles with 16 a thread: more blocks at
+ * different phases keep loads in flight while others store, and small
+ * tensors give more multiprocessors a block (bench/NOTES.md, "odd-extent
+ * transposes"). Launch bounds: six blocks a multiprocessor (40
+ * registers), four for F64 (64): at eight (32 registers) the call of the
+ * rare-input path (apply_arr) made ptxas spill, and the library's kernel
+ * ran 1.4x slower than the stand-alone one. */
+#define TILE_P 32
+#define TILE_Q 64
 /* Offsets of plane bi (row-major over every dimension but p and q) in the
  * input and the output: where the tiling kernels' (p, q) plane starts. */
 __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
@@ -387,48 +392,64 @@ __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, in
     }
     *ib = i, *ob = o;
 }
-/* Four blocks a multiprocessor (64 registers; three for F64, whose 16
- * doubles a thread spill at 64): the loads of one block's phase are all
- * that is in flight while another stores. */
+/* One tile of one plane. Loads: lane along p, warp w + 8 j along q;
+ * stores: lane + 32 i along q, warp w + 8 j along p. src and dst are the
+ * thread's first element on each side, the others fixed steps away: isq
+ * (the input's stride along q) and osp (the output's along p); the input's
+ * stride along p and the output's along q are 1 (the plan's rule), known
+ * here so that a thread's addresses are a base and constant offsets. np,
+ * nq: the tile's extents (the last tiles of a plane are partial). */
 template <typename T, int KIND>
-__global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 3 : 4)
-    unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, typename T::S *out, const typename T::S *in) {
+__device__ __forceinline__ void tile_one(const typename T::S *__restrict__ src, typename T::S *dst, ptrdiff_t isq,
+                                         ptrdiff_t osp, unsigned np, unsigned nq,
+                                         typename T::C (&tile)[TILE_Q][TILE_P + 1]) {
+    typedef typename T::C C;
+    constexpr int NJ = TILE_Q / 8, MI = TILE_Q / 32, MJ = TILE_P / 8;
+    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+    C v[NJ];
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) v[j] = lane < np && w + 8 * j < nq ? T::load(src[8 * j * isq]) : (C)1;
+    apply_arr<KIND, IsHalf<T>::value>(v);
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) tile[w + 8 * j][lane] = v[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < MJ; ++j)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+            if (w + 8 * j < np && lane + 32 * i < nq)
+                dst[8 * j * osp + 32 * i] = T::store(tile[lane + 32 * i][w + 8 * j]);
+}
+/* The input is read through the read-only path (__restrict__): a
+ * transposing plan's input never overlaps its output (a layout other than
+ * the output's admits no aliasing: core/tensor.c, infiniop_check_alias).
+ * A tensor of one plane (nb = 1, every 2-d transpose) takes one tile and
+ * computes no plane offsets: the kernel's per-block work is small, and a
+ * plane loop and its offsets around it cost it a third of its rate. */
+template <typename T, int KIND>
+__global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 4 : 6)
+    unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, size_t nb, typename T::S *out,
+                      const typename T::S *__restrict__ in) {
     grid_dependency();
     typedef typename T::C C;
-    __shared__ C tile[TILE][TILE + 1];
+    __shared__ C tile[TILE_Q][TILE_P + 1];
     const int q = L.ndim - 1;
-    const size_t P = L.shape[p], Q = L.shape[q];
-    const size_t p0 = (size_t)blockIdx.y * TILE, q0 = (size_t)blockIdx.x * TILE;
-    const unsigned tx = threadIdx.x & 31u, ty = threadIdx.x >> 5;
-    const size_t nb = tile_planes(L, p, q);
-    const ptrdiff_t isp = L.in_stride[p], isq = L.in_stride[q], osp = L.out_stride[p], osq = L.out_stride[q];
+    const size_t p0 = (size_t)blockIdx.y * TILE_P, q0 = (size_t)blockIdx.x * TILE_Q;
+    const size_t rp = L.shape[p] - p0, rq = L.shape[q] - q0; /* what is left of each extent */
+    const unsigned np = rp < TILE_P ? (unsigned)rp : TILE_P, nq = rq < TILE_Q ? (unsigned)rq : TILE_Q;
+    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+    const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
+    const typename T::S *src = in + (p0 + lane) + (ptrdiff_t)(q0 + w) * isq;
+    typename T::S *dst = out + (ptrdiff_t)(p0 + w) * osp + (q0 + lane);
+    if (nb == 1) {
+        tile_one<T, KIND>(src, dst, isq, osp, np, nq, tile);
+        return;
+    }
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
         ptrdiff_t ib, ob;
         tile_bases(L, p, q, bi, &ib, &ob);
         if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
-        C v[2][8];
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const size_t pp = p0 + tx + 32 * i, qq = q0 + ty + 8 * j;
-                v[i][j] = pp < P && qq < Q ? T::load(in[ib + (ptrdiff_t)pp * isp + (ptrdiff_t)qq * isq]) : (C)1;
-            }
-        apply_arr<KIND, IsHalf<T>::value>(v[0]);
-        apply_arr<KIND, IsHalf<T>::value>(v[1]);
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) tile[ty + 8 * j][tx + 32 * i] = v[i][j];
-        __syncthreads();
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const size_t qq = q0 + tx + 32 * i, pp = p0 + ty + 8 * j;
-                if (pp < P && qq < Q)
-                    out[ob + (ptrdiff_t)pp * osp + (ptrdiff_t)qq * osq] = T::store(tile[tx + 32 * i][ty + 8 * j]);
-            }
+        tile_one<T, KIND>(src + ib, dst + ob, isq, osp, np, nq, tile);
     }
 }
 
@@ -447,7 +468,7 @@ __global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 3 : 4)
 #define TV_EDGE(V) (16 * (V))
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_constant__ infiniopEltLayout L, int p,
-                                                             typename T::S *out, const typename T::S *in) {
+                                                             size_t nb, typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
     typedef Vec<S, VecWidth<T>::value> VT;
@@ -457,11 +478,10 @@ __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_consta
     const size_t pp = (size_t)blockIdx.y * TV + ((warp & 3u) * 4u + (lane & 3u)) * V;
     const size_t qq = (size_t)blockIdx.x * TV + ((warp >> 2) * 8u + (lane >> 2)) * V;
     if (pp >= L.shape[p] || qq >= L.shape[q]) return; /* (no barriers: nothing waits for this thread) */
-    const size_t nb = tile_planes(L, p, q);
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
-        ptrdiff_t ib, ob;
-        tile_bases(L, p, q, bi, &ib, &ob);
+        ptrdiff_t ib = 0, ob = 0;
+        if (nb > 1) tile_bases(L, p, q, bi, &ib, &ob);
         VT v[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) v[k] = *reinterpret_cast<const VT *>(in + ib + (ptrdiff_t)(qq + k) * isq + pp);
@@ -532,9 +552,10 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
         }
         return cudaErrorInvalidConfiguration;
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
-        return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, o, x);
+        return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o,
+                                    x);
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
-        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, o, x);
+        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o, x);
     case INFINIOP_CUDA_ELT_STRIDED:
         return infiniop_cuda_launch(l.idx64 ? unary_strided_kernel<T, KIND, size_t> : unary_strided_kernel<T, KIND, uint32_t>,
                                     grid, block, 0, stream, 1u, pdl, L, o, x);
@@ -724,13 +745,13 @@ static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, 
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
     const size_t nb = nb_planes(L, tp);
-    const size_t edge = vec ? 16 * (16 / es) : TILE; /* TV_EDGE(V) or TILE */
+    const size_t ep = vec ? 16 * (16 / es) : TILE_P, eq = vec ? 16 * (16 / es) : TILE_Q; /* TV_EDGE(V) */
     l.kernel = vec ? INFINIOP_CUDA_ELT_TRANSPOSE_VEC : INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
     l.threads = 256;
     l.vec = vec ? (unsigned)(16 / es) : 1;
     l.items = 1;
-    l.grid[0] = (unsigned)div_up(L.shape[q], edge);
-    l.grid[1] = (unsigned)div_up(L.shape[tp], edge);
+    l.grid[0] = (unsigned)div_up(L.shape[q], eq);
+    l.grid[1] = (unsigned)div_up(L.shape[tp], ep);
     l.grid[2] = (unsigned)(nb < 65535 ? nb : 65535);
     return l;
 }
@@ -789,7 +810,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
          * the p tiles) */
         if (L.ndim >= 2 && L.out_stride[q] == 1 && L.in_stride[q] != 1 && L.shape[q] >= 8) {
             for (int d = 0; d < q; ++d)
-                if (L.in_stride[d] == 1 && L.shape[d] >= 8 && div_up(L.shape[d], TILE) <= 65535) {
+                if (L.in_stride[d] == 1 && L.shape[d] >= 8 && div_up(L.shape[d], TILE_P) <= 65535) {
                     P.tile_p = d;
                     break;
                 }
@@ -804,22 +825,31 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
                 if (d != q && L.out_stride[d] % (ptrdiff_t)V != 0) ok = false;
                 if (d != tp && L.in_stride[d] % (ptrdiff_t)V != 0) ok = false;
             }
-            /* the tiled kernels only for tensors of at least two waves of
-             * one element a thread (the latency-bound limit of plan_vec
-             * and plan_rows): a tile's thread carries 16 (TILE) to V * V
-             * elements and the tiles of a small tensor leave
-             * multiprocessors idle; below, STRIDED, one element a thread,
-             * every load in flight at once (bench/NOTES.md: 1.3-2.4x
-             * faster than the tiles up to 270 K elements, 3x slower from
-             * 1 M) */
+            /* Tensors of two waves of one element a thread or more (the
+             * latency-bound limit of plan_vec and plan_rows): the vector
+             * tiles where allowed, else the scalar tiles. Below, the
+             * scalar tiles where their grid gives at least half the
+             * multiprocessors a block and the elements are of 2 or 4
+             * bytes, else STRIDED (one element a thread, every load in
+             * flight at once). STRIDED reads a 32-byte sector for each
+             * element, 16x the bytes at 2-byte elements and 4x at 8, and
+             * the tiles carry 8 elements a thread: with under half the
+             * multiprocessors busy, or 8-byte elements (a quarter sector
+             * each; the F64 tile holds 64 registers), STRIDED ran faster
+             * on every case measured, and the tiles otherwise
+             * (bench/NOTES.md, "odd-extent transposes": 23 shapes of 2 K to
+             * 270 K elements, each rule within 5% of the faster kernel). */
             const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
             infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
-            int pick = n < 2 * resident ? 2 : ok ? 0 : 1;
+            const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb_planes(L, tp);
+            const bool small_tiles = es <= 4 && 2 * tiles >= (size_t)p.sm_count;
+            int pick = n >= 2 * resident ? (ok ? 0 : 1) : small_tiles ? 1 : 2;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
             P.unaligned = pick == 2 ? st : tt;
             P.align = pick == 0 ? 16 : 0;
+            P.planes = nb_planes(L, tp);
             if (pick == 2) P.tile_p = -1;
         } else {
             P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
