@@ -135,6 +135,12 @@ static void named_cases(void) {
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED, "kernel %d", (int)P.aligned.kernel);
         P = plan(INFINI_DTYPE_F32, 2, sh5, os5, is5);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE, "kernel %d", (int)P.aligned.kernel);
+        /* f32 2880x11 with the last dimension broadcast (too short for
+         * ROWS): 90 tiles, 17% full: STRIDED */
+        const size_t sh7[2] = {2880, 11};
+        const ptrdiff_t os7[2] = {11, 1}, is7[2] = {1, 0};
+        P = plan(INFINI_DTYPE_F32, 2, sh7, os7, is7);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED, "kernel %d", (int)P.aligned.kernel);
         const size_t sh6[3] = {5, 331, 347};
         const ptrdiff_t os6[3] = {331 * 347, 347, 1}, is6[3] = {331 * 347, 1, 331};
         P = plan(INFINI_DTYPE_F64, 3, sh6, os6, is6);
@@ -223,11 +229,12 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
               l.grid[0], q);
         CHECK((size_t)l.grid[1] * ep >= (ndim == 2 ? sh[0] : 1) && l.grid[2] >= 1, "%s: grid %u,%u", what,
               l.grid[1], l.grid[2]);
-        /* under two waves only where the tiles give half the SMs a block,
-         * 2- and 4-byte elements */
+        /* under two waves only where the tiles give half the SMs a block
+         * and are half full, 2- and 4-byte elements */
+        const size_t tiles = (size_t)l.grid[0] * l.grid[1] * l.grid[2];
         if (n < 2 * (size_t)g_dev.sm_count * (size_t)g_dev.max_threads_per_sm)
-            CHECK(l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && es <= 4 &&
-                      2 * (size_t)l.grid[0] * l.grid[1] * l.grid[2] >= (size_t)g_dev.sm_count,
+            CHECK(l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && es <= 4 && 2 * tiles >= (size_t)g_dev.sm_count &&
+                      2 * n >= tiles * 32 * 64,
                   "%s: kernel %d under two waves (grid %u,%u,%u)", what, (int)l.kernel, l.grid[0], l.grid[1],
                   l.grid[2]);
         break;

@@ -172,7 +172,8 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              thread; both tiled kernels for tensors of two waves of one
  *              element a thread or more; under two waves, TRANSPOSE_TILE
  *              where its tiles give at least half the multiprocessors a
- *              block and the elements are of 2 or 4 bytes, else STRIDED;
+ *              block, are at least half full and the elements are of 2
+ *              or 4 bytes, else STRIDED;
  *   STRIDED    anything else: one element a thread, offsets from the
  *              coalesced shape (grid-stride loop).
  * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */

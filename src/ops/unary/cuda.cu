@@ -829,21 +829,24 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
              * latency-bound limit of plan_vec and plan_rows): the vector
              * tiles where allowed, else the scalar tiles. Below, the
              * scalar tiles where their grid gives at least half the
-             * multiprocessors a block and the elements are of 2 or 4
-             * bytes, else STRIDED (one element a thread, every load in
-             * flight at once). STRIDED reads a 32-byte sector for each
-             * element, 16x the bytes at 2-byte elements and 4x at 8, and
-             * the tiles carry 8 elements a thread: with under half the
-             * multiprocessors busy, or 8-byte elements (a quarter sector
-             * each; the F64 tile holds 64 registers), STRIDED ran faster
-             * on every case measured, and the tiles otherwise
+             * multiprocessors a block, are at least half full (a short
+             * extent, e.g. 11 along q, leaves most of a tile's threads
+             * idle) and the elements are of 2 or 4 bytes; else STRIDED
+             * (one element a thread, every load in flight at once).
+             * STRIDED reads a 32-byte sector for each element, 16x the
+             * bytes at 2-byte elements and 4x at 8, and the tiles carry 8
+             * elements a thread: with under half the multiprocessors
+             * busy, tiles under half full, or 8-byte elements (a quarter
+             * sector each; the F64 tile holds 64 registers), STRIDED ran
+             * faster on every case measured, and the tiles otherwise
              * (bench/NOTES.md, "odd-extent transposes": 23 shapes of 2 K to
              * 270 K elements, each rule within 5% of the faster kernel). */
             const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
             infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
             const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb_planes(L, tp);
-            const bool small_tiles = es <= 4 && 2 * tiles >= (size_t)p.sm_count;
+            const bool small_tiles =
+                es <= 4 && 2 * tiles >= (size_t)p.sm_count && 2 * n >= tiles * (size_t)(TILE_P * TILE_Q);
             int pick = n >= 2 * resident ? (ok ? 0 : 1) : small_tiles ? 1 : 2;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
