@@ -49,67 +49,75 @@ template <> struct Ty<2> {
         return __fdividef(x >= 0.0f ? x : x * e, 1.0f + e);
     }
 };
-template <> struct Ty<4> {
-    typedef float S;
-    typedef float C;
-    static __device__ float ld(S v) { return v; }
-    static __device__ S st(float v) { return v; }
-    static __device__ float f(float x) {
-        float e = expf(-fabsf(x));
-        return (x >= 0.0f ? x : x * e) / (1.0f + e);
+/* float and double: the exact formula of the library's F32 / F64 paths */
+template <typename F> struct TyF {
+    typedef F S;
+    typedef F C;
+    static __device__ F ld(S v) { return v; }
+    static __device__ S st(F v) { return v; }
+    static __device__ F f(F x) {
+        F e = exp(-fabs(x));
+        return (x >= F(0) ? x : x * e) / (F(1) + e);
     }
 };
-template <> struct Ty<8> {
-    typedef double S;
-    typedef double C;
-    static __device__ double ld(S v) { return v; }
-    static __device__ S st(double v) { return v; }
-    static __device__ double f(double x) {
-        double e = exp(-fabs(x));
-        return (x >= 0.0 ? x : x * e) / (1.0 + e);
-    }
-};
+template <> struct Ty<4> : TyF<float> {};
+template <> struct Ty<8> : TyF<double> {};
 
 /* TP x TQ tile, 256 threads: loads with lanes along p (TP / 32 a lane) and
  * warps along q (TQ / 8 a warp); stores with lanes along q, warps along p.
- * ORDER 0: grid x over q tiles (the library's), 1: over p tiles.
- * MINB: blocks a multiprocessor in the launch bounds. */
+ * The tile at (p0, q0): its loads (ok: false loads nothing, gives 1) and,
+ * from the shared tile, its stores. */
+template <int ES, int TP, int TQ>
+__device__ __forceinline__ void tile_load(const typename Ty<ES>::S *__restrict__ in, int P, int Q, size_t p0,
+                                          size_t q0, bool ok, typename Ty<ES>::C (&v)[TP / 32][TQ / 8]) {
+    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = 0; i < TP / 32; ++i)
+#pragma unroll
+        for (int j = 0; j < TQ / 8; ++j) {
+            const size_t pp = p0 + lane + 32 * i, qq = q0 + w + 8 * j;
+            v[i][j] = ok && pp < (size_t)P && qq < (size_t)Q ? Ty<ES>::ld(in[qq * P + pp]) : 1;
+        }
+}
+template <int ES, int TP, int TQ>
+__device__ __forceinline__ void tile_store(typename Ty<ES>::S *__restrict__ out, int P, int Q, size_t p0, size_t q0,
+                                           const typename Ty<ES>::C (&tile)[TQ][TP + 1]) {
+    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = 0; i < TQ / 32; ++i)
+#pragma unroll
+        for (int j = 0; j < TP / 8; ++j) {
+            const size_t qq = q0 + lane + 32 * i, pp = p0 + w + 8 * j;
+            if (pp < (size_t)P && qq < (size_t)Q) out[pp * Q + qq] = Ty<ES>::st(tile[lane + 32 * i][w + 8 * j]);
+        }
+}
+/* The silu of the loaded values into the shared tile. */
+template <int ES, int TP, int TQ>
+__device__ __forceinline__ void tile_apply(const typename Ty<ES>::C (&v)[TP / 32][TQ / 8],
+                                           typename Ty<ES>::C (&tile)[TQ][TP + 1]) {
+    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = 0; i < TP / 32; ++i)
+#pragma unroll
+        for (int j = 0; j < TQ / 8; ++j) tile[w + 8 * j][lane + 32 * i] = Ty<ES>::f(v[i][j]);
+}
+
+/* One tile a block. ORDER 0: grid x over q tiles (the library's), 1: over
+ * p tiles. MINB: blocks a multiprocessor in the launch bounds. PDL: the
+ * library's programmatic-dependent-launch preamble. */
 template <int ES, int TP, int TQ, int ORDER, int MINB, bool PDL = false>
 __global__ void __launch_bounds__(256, MINB) tile_kernel(const typename Ty<ES>::S *__restrict__ in,
                                                           typename Ty<ES>::S *__restrict__ out, int P, int Q) {
-    typedef Ty<ES> T;
     if (PDL) asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory");
-    typedef typename T::C C;
+    typedef typename Ty<ES>::C C;
     __shared__ C tile[TQ][TP + 1];
     const int bp = ORDER ? blockIdx.x : blockIdx.y, bq = ORDER ? blockIdx.y : blockIdx.x;
     const size_t p0 = (size_t)bp * TP, q0 = (size_t)bq * TQ;
-    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
-    constexpr int NI = TP / 32, NJ = TQ / 8;
-    C v[NI][NJ];
-#pragma unroll
-    for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) {
-            const size_t pp = p0 + lane + 32 * i, qq = q0 + w + 8 * j;
-            v[i][j] = pp < (size_t)P && qq < (size_t)Q ? T::ld(in[qq * P + pp]) : (C)1;
-        }
-#pragma unroll
-    for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) v[i][j] = T::f(v[i][j]);
-#pragma unroll
-    for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) tile[w + 8 * j][lane + 32 * i] = v[i][j];
+    C v[TP / 32][TQ / 8];
+    tile_load<ES, TP, TQ>(in, P, Q, p0, q0, true, v);
+    tile_apply<ES, TP, TQ>(v, tile);
     __syncthreads();
-    constexpr int MI = TQ / 32, MJ = TP / 8;
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < MJ; ++j) {
-            const size_t qq = q0 + lane + 32 * i, pp = p0 + w + 8 * j;
-            if (pp < (size_t)P && qq < (size_t)Q) out[pp * Q + qq] = T::st(tile[lane + 32 * i][w + 8 * j]);
-        }
+    tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
 }
 
 /* Persistent: grid of G blocks, each loops over tiles t = blockIdx.x,
@@ -118,40 +126,18 @@ __global__ void __launch_bounds__(256, MINB) tile_kernel(const typename Ty<ES>::
 template <int ES, int TP, int TQ, int MINB>
 __global__ void __launch_bounds__(256, MINB) tile_persist(const typename Ty<ES>::S *__restrict__ in,
                                                            typename Ty<ES>::S *__restrict__ out, int P, int Q) {
-    typedef Ty<ES> T;
-    typedef typename T::C C;
+    typedef typename Ty<ES>::C C;
     __shared__ C tile[TQ][TP + 1];
-    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
-    constexpr int NI = TP / 32, NJ = TQ / 8, MI = TQ / 32, MJ = TP / 8;
     const unsigned tq = (Q + TQ - 1) / TQ, tp = (P + TP - 1) / TP, nt = tq * tp;
     unsigned t = blockIdx.x;
-    C v[NI][NJ];
-    auto load = [&](unsigned t) {
-        const size_t p0 = (size_t)(t / tq) * TP, q0 = (size_t)(t % tq) * TQ;
-#pragma unroll
-        for (int i = 0; i < NI; ++i)
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-                const size_t pp = p0 + lane + 32 * i, qq = q0 + w + 8 * j;
-                v[i][j] = t < nt && pp < (size_t)P && qq < (size_t)Q ? T::ld(in[qq * P + pp]) : (C)1;
-            }
-    };
-    load(t);
+    C v[TP / 32][TQ / 8];
+    tile_load<ES, TP, TQ>(in, P, Q, (size_t)(t / tq) * TP, (size_t)(t % tq) * TQ, t < nt, v);
     for (; t < nt; t += gridDim.x) {
-#pragma unroll
-        for (int i = 0; i < NI; ++i)
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) tile[w + 8 * j][lane + 32 * i] = T::f(v[i][j]);
+        tile_apply<ES, TP, TQ>(v, tile);
         __syncthreads();
-        load(t + gridDim.x);
-        const size_t p0 = (size_t)(t / tq) * TP, q0 = (size_t)(t % tq) * TQ;
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < MJ; ++j) {
-                const size_t qq = q0 + lane + 32 * i, pp = p0 + w + 8 * j;
-                if (pp < (size_t)P && qq < (size_t)Q) out[pp * Q + qq] = T::st(tile[lane + 32 * i][w + 8 * j]);
-            }
+        const unsigned t2 = t + gridDim.x;
+        tile_load<ES, TP, TQ>(in, P, Q, (size_t)(t2 / tq) * TP, (size_t)(t2 % tq) * TQ, t2 < nt, v);
+        tile_store<ES, TP, TQ>(out, P, Q, (size_t)(t / tq) * TP, (size_t)(t % tq) * TQ, tile);
         __syncthreads();
     }
 }
