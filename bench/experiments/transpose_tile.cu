@@ -120,6 +120,29 @@ __global__ void __launch_bounds__(256, MINB) tile_kernel(const typename Ty<ES>::
     tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
 }
 
+/* Banded order: a 1-d grid; consecutive blocks take G p tiles (a band)
+ * at one q tile, then the next q tile, so the blocks resident at once
+ * cover a compact (G x TP) x (resident / G x TQ) region: runs of G x TP
+ * elements along the input's lines and of about resident / G x TQ along
+ * the output's, instead of TP along the input's. */
+template <int ES, int TP, int TQ, int G>
+__global__ void __launch_bounds__(256, 8) tile_banded(const typename Ty<ES>::S *__restrict__ in,
+                                                       typename Ty<ES>::S *__restrict__ out, int P, int Q) {
+    typedef typename Ty<ES>::C C;
+    __shared__ C tile[TQ][TP + 1];
+    const unsigned tq = (Q + TQ - 1) / TQ, tp = (P + TP - 1) / TP;
+    const unsigned b = blockIdx.x, band = b / (G * tq), in_band = b % (G * tq);
+    const unsigned g = tp - band * G < G ? tp - band * G : G; /* the last band may be narrower */
+    const unsigned bp = band * G + in_band % g, bq = in_band / g;
+    if (bq >= tq) return;
+    const size_t p0 = (size_t)bp * TP, q0 = (size_t)bq * TQ;
+    C v[TP / 32][TQ / 8];
+    tile_load<ES, TP, TQ>(in, P, Q, p0, q0, true, v);
+    tile_apply<ES, TP, TQ>(v, tile);
+    __syncthreads();
+    tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
+}
+
 /* Persistent: grid of G blocks, each loops over tiles t = blockIdx.x,
  * + gridDim.x (q tiles fastest), the next tile's loads issued before the
  * current tile's stores. */
@@ -254,6 +277,13 @@ static void run_tile_pdl(const Bufs &B, int k, const Case &c, cudaStream_t s) {
     CK(cudaLaunchKernelEx(&cfg, tile_kernel<ES, TP, TQ, 0, ES == 8 ? 3 : 8, true>, (const S *)B.in[k], (S *)B.out[k],
                           c.P, c.Q));
 }
+template <int ES, int TP, int TQ, int G>
+static void run_banded(const Bufs &B, int k, const Case &c, cudaStream_t s) {
+    typedef typename Ty<ES>::S S;
+    const unsigned tp = (c.P + TP - 1) / TP, tq = (c.Q + TQ - 1) / TQ;
+    const unsigned bands = (tp + G - 1) / G;
+    tile_banded<ES, TP, TQ, G><<<bands * G * tq, 256, 0, s>>>((const S *)B.in[k], (S *)B.out[k], c.P, c.Q);
+}
 static void run_copy(const Bufs &B, int k, const Case &c, cudaStream_t s) {
     CK(cudaMemcpyAsync(B.out[k], B.in[k], B.bytes, cudaMemcpyDeviceToDevice, s));
 }
@@ -289,6 +319,9 @@ static const Variant variants[] = {
 #endif
     {"32x64 q-order (replica)", V3(32, 64, 0, 8)},
     {"32x64 replica + PDL", {run_tile_pdl<2, 32, 64>, run_tile_pdl<4, 32, 64>, run_tile_pdl<8, 32, 64>}},
+    {"32x64 banded G=8", {run_banded<2, 32, 64, 8>, run_banded<4, 32, 64, 8>, run_banded<8, 32, 64, 8>}},
+    {"32x64 banded G=16", {run_banded<2, 32, 64, 16>, run_banded<4, 32, 64, 16>, run_banded<8, 32, 64, 16>}},
+    {"32x64 banded G=32", {run_banded<2, 32, 64, 32>, run_banded<4, 32, 64, 32>, run_banded<8, 32, 64, 32>}},
 };
 
 static float h2f(uint16_t h) {
