@@ -101,52 +101,63 @@ static void named_cases(void) {
     }
     {   /* transposes (the input's unit stride on dimension 0): odd
          * extents of two waves or more take 32 x 64 tiles (f16 4265x37929:
-         * 593 x 134 of them, one plane); multiples of the vector width,
-         * the vector tiles; under two waves, the tiles where they give
-         * half the SMs a block at 2- and 4-byte elements (bf16 200x700: 11
-         * x 7 = 77 tiles), else STRIDED (bf16 65x33: 3 tiles; f64 333x333:
-         * 8-byte elements) */
+         * 593 x 134 of them, one plane), or 32 x 32 where the 64-wide grid
+         * is under two waves of blocks; multiples of the vector width, the
+         * vector tiles; under two waves, the tiles where they are half
+         * full, at 8-byte elements only 32-wide tiles giving half the SMs
+         * a block, else STRIDED */
         const size_t sh[2] = {4265, 37929};
         const ptrdiff_t os[2] = {37929, 1}, is[2] = {1, 4265};
         infiniopCudaEltPlan P = plan(INFINI_DTYPE_F16, 2, sh, os, is);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.aligned.grid[0] == 593 &&
-                  P.aligned.grid[1] == 134 && P.aligned.threads == 256 && P.planes == 1 && P.tile_p == 0,
-              "kernel %d grid %u,%u planes %zu", (int)P.aligned.kernel, P.aligned.grid[0], P.aligned.grid[1],
-              P.planes);
+                  P.aligned.grid[1] == 134 && P.aligned.items == 8 && P.aligned.threads == 256 && P.planes == 1 &&
+                  P.tile_p == 0,
+              "kernel %d grid %u,%u items %u planes %zu", (int)P.aligned.kernel, P.aligned.grid[0], P.aligned.grid[1],
+              P.aligned.items, P.planes);
         const size_t sh2[2] = {1024, 1024};
         const ptrdiff_t os2[2] = {1024, 1}, is2[2] = {1, 1024};
         P = plan(INFINI_DTYPE_BF16, 2, sh2, os2, is2);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.align == 16 &&
                   P.unaligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE,
               "kernel %d / %d", (int)P.aligned.kernel, (int)P.unaligned.kernel);
-        const size_t sh3[2] = {200, 700};
+        const size_t sh3[2] = {200, 700}; /* 22 x 7 32 x 32 tiles */
         const ptrdiff_t os3[2] = {700, 1}, is3[2] = {1, 200};
         P = plan(INFINI_DTYPE_BF16, 2, sh3, os3, is3);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.aligned.grid[0] == 11 &&
-                  P.aligned.grid[1] == 7,
-              "kernel %d grid %u,%u", (int)P.aligned.kernel, P.aligned.grid[0], P.aligned.grid[1]);
-        const size_t sh4[2] = {65, 33};
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.aligned.grid[0] == 22 &&
+                  P.aligned.grid[1] == 7 && P.aligned.items == 4,
+              "kernel %d grid %u,%u items %u", (int)P.aligned.kernel, P.aligned.grid[0], P.aligned.grid[1],
+              P.aligned.items);
+        const size_t sh4[2] = {65, 33}; /* 3 tiles, 35% full */
         const ptrdiff_t os4[2] = {33, 1}, is4[2] = {1, 65};
         P = plan(INFINI_DTYPE_BF16, 2, sh4, os4, is4);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED && P.tile_p == -1, "kernel %d", (int)P.aligned.kernel);
-        const size_t sh5[2] = {333, 333};
+        const size_t sh5[2] = {333, 333}; /* 121 32 x 32 tiles: F64 too */
         const ptrdiff_t os5[2] = {333, 1}, is5[2] = {1, 333};
         P = plan(INFINI_DTYPE_F64, 2, sh5, os5, is5);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.aligned.items == 4, "kernel %d items %u",
+              (int)P.aligned.kernel, P.aligned.items);
+        const size_t sh5b[2] = {40, 40}; /* F64, 4 tiles: STRIDED */
+        const ptrdiff_t os5b[2] = {40, 1}, is5b[2] = {1, 40};
+        P = plan(INFINI_DTYPE_F64, 2, sh5b, os5b, is5b);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED, "kernel %d", (int)P.aligned.kernel);
-        P = plan(INFINI_DTYPE_F32, 2, sh5, os5, is5);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE, "kernel %d", (int)P.aligned.kernel);
+        const size_t sh5c[2] = {8192, 33}; /* q = 33: 64-wide tiles (32-wide half empty) */
+        const ptrdiff_t os5c[2] = {33, 1}, is5c[2] = {1, 8192};
+        P = plan(INFINI_DTYPE_F32, 2, sh5c, os5c, is5c);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.aligned.items == 8 && P.aligned.grid[0] == 1,
+              "kernel %d items %u grid %u", (int)P.aligned.kernel, P.aligned.items, P.aligned.grid[0]);
         /* f32 2880x11 with the last dimension broadcast (too short for
          * ROWS): 90 tiles, 17% full: STRIDED */
         const size_t sh7[2] = {2880, 11};
         const ptrdiff_t os7[2] = {11, 1}, is7[2] = {1, 0};
         P = plan(INFINI_DTYPE_F32, 2, sh7, os7, is7);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED, "kernel %d", (int)P.aligned.kernel);
-        const size_t sh6[3] = {5, 331, 347};
+        const size_t sh6[3] = {5, 331, 347}; /* 574 K elements, 5 planes, 32 x 32 tiles */
         const ptrdiff_t os6[3] = {331 * 347, 347, 1}, is6[3] = {331 * 347, 1, 331};
         P = plan(INFINI_DTYPE_F64, 3, sh6, os6, is6);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.planes == 5 && P.tile_p == 1 &&
-                  P.aligned.grid[2] == 5,
-              "kernel %d planes %zu p %d grid.z %u", (int)P.aligned.kernel, P.planes, P.tile_p, P.aligned.grid[2]);
+                  P.aligned.grid[2] == 5 && P.aligned.items == 4,
+              "kernel %d planes %zu p %d grid.z %u items %u", (int)P.aligned.kernel, P.planes, P.tile_p,
+              P.aligned.grid[2], P.aligned.items);
     }
     {   /* VEC: a bf16 decode row of 4096 (512 vectors, over two blocks of
          * 128) is spread to 32-thread blocks; 243 f32 elements are not */
@@ -223,18 +234,18 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
          * tiles; the grid of layouts below is 2-d with p = 0) */
         CHECK(l.threads == 256, "%s: threads %u", what, l.threads);
         const size_t q = sh[ndim - 1];
-        const size_t ep = l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE ? 32 : 16 * (16 / es);
-        const size_t eq = l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE ? 64 : 16 * (16 / es);
+        const bool tile = l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
+        if (tile) CHECK(l.items == 4 || l.items == 8, "%s: items %u", what, l.items);
+        const size_t ep = tile ? 32 : 16 * (16 / es), eq = tile ? 8 * (size_t)l.items : 16 * (16 / es);
         CHECK((size_t)l.grid[0] * eq >= q && (size_t)(l.grid[0] - 1) * eq < q, "%s: grid.x %u for %zu", what,
               l.grid[0], q);
         CHECK((size_t)l.grid[1] * ep >= (ndim == 2 ? sh[0] : 1) && l.grid[2] >= 1, "%s: grid %u,%u", what,
               l.grid[1], l.grid[2]);
-        /* under two waves only where the tiles give half the SMs a block
-         * and are half full, 2- and 4-byte elements */
+        /* under two waves only where the tiles are half full, and at
+         * 8-byte elements 32-wide and giving half the SMs a block */
         const size_t tiles = (size_t)l.grid[0] * l.grid[1] * l.grid[2];
         if (n < 2 * (size_t)g_dev.sm_count * (size_t)g_dev.max_threads_per_sm)
-            CHECK(l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && es <= 4 && 2 * tiles >= (size_t)g_dev.sm_count &&
-                      2 * n >= tiles * 32 * 64,
+            CHECK(tile && 2 * n >= tiles * 32 * eq && (es <= 4 || (eq == 32 && 2 * tiles >= (size_t)g_dev.sm_count)),
                   "%s: kernel %d under two waves (grid %u,%u,%u)", what, (int)l.kernel, l.grid[0], l.grid[1],
                   l.grid[2]);
         break;

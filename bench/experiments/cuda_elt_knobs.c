@@ -16,6 +16,7 @@
  *                                      the kernel of a transposing view
  *                                      (vec: TRANSPOSE_VEC where allowed,
  *                                      else TRANSPOSE_TILE)
+ *   INFINIOP_CUDA_UNARY_TILE_Q=32|64   TRANSPOSE_TILE's edge along q
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,4 +34,6 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (o && (o[0] == '0' || o[0] == '1') && o[1] == 0) knobs->once = o[0] == '1' ? 2u : 1u;
     const char *v = getenv("INFINIOP_CUDA_UNARY_VIEW");
     if (v) knobs->view = !strcmp(v, "vec") ? 1u : !strcmp(v, "tile") ? 2u : !strcmp(v, "strided") ? 3u : 0u;
+    const char *tq = getenv("INFINIOP_CUDA_UNARY_TILE_Q");
+    if (tq && (!strcmp(tq, "32") || !strcmp(tq, "64"))) knobs->tile_q = (unsigned)atoi(tq);
 }

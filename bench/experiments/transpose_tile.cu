@@ -236,9 +236,10 @@ static void run_persist(const Bufs &B, int k, const Case &c, cudaStream_t s) {
 #include <infiniop.h>
 #include <infinirt.h>
 static infiniopHandle_t g_handle;
-static const char *const lib_modes[4] = {"", "vec", "tile", "strided"};
-static infiniopSiluDescriptor_t g_desc[4];
-static const Case *g_desc_case[4];
+static const char *const lib_modes[6] = {"", "vec", "tile", "strided", "tile", "tile"};
+static const char *const lib_tile_q[6] = {"", "", "", "", "32", "64"};
+static infiniopSiluDescriptor_t g_desc[6];
+static const Case *g_desc_case[6];
 template <int MODE> static void run_lib(const Bufs &B, int k, const Case &c, cudaStream_t s) {
     if (g_desc_case[MODE] != &c) {
         if (g_desc[MODE]) infiniopDestroySiluDescriptor(g_desc[MODE]);
@@ -247,12 +248,14 @@ template <int MODE> static void run_lib(const Bufs &B, int k, const Case &c, cud
         ptrdiff_t ys[2] = {c.Q, 1}, xs[2] = {1, c.P};
         infiniopTensorDescriptor_t y, x;
         if (MODE) setenv("INFINIOP_CUDA_UNARY_VIEW", lib_modes[MODE], 1);
+        if (lib_tile_q[MODE][0]) setenv("INFINIOP_CUDA_UNARY_TILE_Q", lib_tile_q[MODE], 1);
         if (infiniopCreateTensorDescriptor(&y, 2, shape, ys, dt) || infiniopCreateTensorDescriptor(&x, 2, shape, xs, dt) ||
             infiniopCreateSiluDescriptor(g_handle, &g_desc[MODE], y, x)) {
             fprintf(stderr, "library descriptor failed\n");
             exit(1);
         }
         unsetenv("INFINIOP_CUDA_UNARY_VIEW");
+        unsetenv("INFINIOP_CUDA_UNARY_TILE_Q");
         g_desc_case[MODE] = &c;
     }
     if (infiniopSilu(g_desc[MODE], nullptr, 0, B.out[k], B.in[k], s)) {
@@ -289,7 +292,7 @@ static void run_copy(const Bufs &B, int k, const Case &c, cudaStream_t s) {
 }
 
 #ifdef WITH_LIB
-#define WITH_LIB_N 4
+#define WITH_LIB_N 6
 #else
 #define WITH_LIB_N 0
 #endif
@@ -305,6 +308,8 @@ static const Variant variants[] = {
     {"library vec", {run_lib<1>, run_lib<1>, run_lib<1>}},
     {"library tile", {run_lib<2>, run_lib<2>, run_lib<2>}},
     {"library strided", {run_lib<3>, run_lib<3>, run_lib<3>}},
+    {"library tile 32x32", {run_lib<4>, run_lib<4>, run_lib<4>}},
+    {"library tile 32x64", {run_lib<5>, run_lib<5>, run_lib<5>}},
 #endif
     {"64x64 q-order (old tile)", V3(64, 64, 0, 4)},
 #ifndef WITH_LIB

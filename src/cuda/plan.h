@@ -169,11 +169,13 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              TRANSPOSE_TILE;
  *   TRANSPOSE_TILE the same layouts, any extents and alignment: 32 x 64
  *              tiles (32 along p) through shared memory, 8 elements a
- *              thread; both tiled kernels for tensors of two waves of one
- *              element a thread or more; under two waves, TRANSPOSE_TILE
- *              where its tiles give at least half the multiprocessors a
- *              block, are at least half full and the elements are of 2
- *              or 4 bytes, else STRIDED;
+ *              thread (`items`), or 32 x 32 with 4 where the 64-wide grid
+ *              is under two waves of blocks and the 32-wide q tiles are
+ *              3/4 full; both tiled kernels for tensors of two waves of
+ *              one element a thread or more; under two waves,
+ *              TRANSPOSE_TILE where its tiles are at least half full (at
+ *              8-byte elements: 32-wide tiles giving half the SMs a
+ *              block), else STRIDED;
  *   STRIDED    anything else: one element a thread, offsets from the
  *              coalesced shape (grid-stride loop).
  * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */
@@ -226,6 +228,7 @@ typedef struct {
     unsigned once;    /* VEC: evict-first hints: 0 the planner's rule, 1 off, 2 on */
     unsigned view;    /* transposing views: 0 the planner's rule, 1 TRANSPOSE_VEC (where allowed, else
                          TRANSPOSE_TILE), 2 TRANSPOSE_TILE, 3 STRIDED */
+    unsigned tile_q;  /* TRANSPOSE_TILE: the tile's edge along q, 32 or 64; 0 the planner's rule */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -352,7 +352,7 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
          * strided kernel): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
          * edge 16 V) with special values, the same one element off
          * alignment (its fallback), and odd extents (TRANSPOSE_TILE:
-         * 25 x 12 partial tiles of 32 x 64) */
+         * 25 x 23 partial tiles of 32 x 32) */
         {
             const size_t edge = 16 * (16 / tl_dtype_size(dt));
             const size_t shp[3][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1}};
@@ -371,12 +371,13 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
         /* transposes of several (p, q) planes with odd extents (CUDA: the
          * tiled kernels' plane loop and partial tiles): the input's unit
          * stride on dimension 1, the output's on dimension 2, planes along
-         * dimension 0; 5 x 331 x 347 (574 K elements: the tiles at every
-         * type) and 3 x 257 x 301 (232 K: the tiles at 2- and 4-byte
-         * types, STRIDED at 8) */
+         * dimension 0; 5 x 331 x 347 (574 K elements) and 3 x 257 x 301
+         * (232 K): 32 x 32 tiles at every type; 1 x 8192 x 33: 32 x 64
+         * tiles (a 32-wide tile would hold one column) at 2- and 4-byte
+         * types, STRIDED at 8 */
         {
-            const size_t shp[2][3] = {{5, 331, 347}, {3, 257, 301}};
-            for (int k = 0; k < 2; k++) {
+            const size_t shp[3][3] = {{5, 331, 347}, {3, 257, 301}, {1, 8192, 33}};
+            for (int k = 0; k < 3; k++) {
                 memset(&c, 0, sizeof c);
                 c.dt = dt; c.lo = -120; c.hi = 120; c.special = 1;
                 c.ondim = c.indim = 3;

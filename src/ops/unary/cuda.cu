@@ -354,7 +354,9 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
  * consecutive elements of one output line). 256 threads, 8 elements each
  * per phase, all loads in flight together. The other dimensions go to
  * blockIdx.z (a grid-stride loop).
- * Tile size: 32 x 64, 8 elements a thread. In a stand-alone copy of this
+ * Tile size: 32 x 64 (TQ = 64), 8 elements a thread, or 32 x 32 (TQ = 32,
+ * 4 a thread) for grids under two waves (the planner's rule). In a
+ * stand-alone copy of this
  * kernel (bench/experiments/transpose_tile.cu) it ran every odd-extent
  * transpose measured, 2- to 8-byte elements, 66 K to 161 M elements,
  * 1.2-2.1x faster than 64 x 64 tiles with 16 a thread: more blocks at
@@ -399,12 +401,12 @@ __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, in
  * stride along p and the output's along q are 1 (the plan's rule), known
  * here so that a thread's addresses are a base and constant offsets. np,
  * nq: the tile's extents (the last tiles of a plane are partial). */
-template <typename T, int KIND>
+template <typename T, int KIND, int TQ>
 __device__ __forceinline__ void tile_one(const typename T::S *__restrict__ src, typename T::S *dst, ptrdiff_t isq,
                                          ptrdiff_t osp, unsigned np, unsigned nq,
-                                         typename T::C (&tile)[TILE_Q][TILE_P + 1]) {
+                                         typename T::C (&tile)[TQ][TILE_P + 1]) {
     typedef typename T::C C;
-    constexpr int NJ = TILE_Q / 8, MI = TILE_Q / 32, MJ = TILE_P / 8;
+    constexpr int NJ = TQ / 8, MI = TQ / 32, MJ = TILE_P / 8;
     const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
     C v[NJ];
 #pragma unroll
@@ -426,30 +428,30 @@ __device__ __forceinline__ void tile_one(const typename T::S *__restrict__ src, 
  * A tensor of one plane (nb = 1, every 2-d transpose) takes one tile and
  * computes no plane offsets: the kernel's per-block work is small, and a
  * plane loop and its offsets around it cost it a third of its rate. */
-template <typename T, int KIND>
+template <typename T, int KIND, int TQ>
 __global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 4 : 6)
     unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, size_t nb, typename T::S *out,
                       const typename T::S *__restrict__ in) {
     grid_dependency();
     typedef typename T::C C;
-    __shared__ C tile[TILE_Q][TILE_P + 1];
+    __shared__ C tile[TQ][TILE_P + 1];
     const int q = L.ndim - 1;
-    const size_t p0 = (size_t)blockIdx.y * TILE_P, q0 = (size_t)blockIdx.x * TILE_Q;
+    const size_t p0 = (size_t)blockIdx.y * TILE_P, q0 = (size_t)blockIdx.x * TQ;
     const size_t rp = L.shape[p] - p0, rq = L.shape[q] - q0; /* what is left of each extent */
-    const unsigned np = rp < TILE_P ? (unsigned)rp : TILE_P, nq = rq < TILE_Q ? (unsigned)rq : TILE_Q;
+    const unsigned np = rp < TILE_P ? (unsigned)rp : TILE_P, nq = rq < TQ ? (unsigned)rq : TQ;
     const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5;
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     const typename T::S *src = in + (p0 + lane) + (ptrdiff_t)(q0 + w) * isq;
     typename T::S *dst = out + (ptrdiff_t)(p0 + w) * osp + (q0 + lane);
     if (nb == 1) {
-        tile_one<T, KIND>(src, dst, isq, osp, np, nq, tile);
+        tile_one<T, KIND, TQ>(src, dst, isq, osp, np, nq, tile);
         return;
     }
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
         ptrdiff_t ib, ob;
         tile_bases(L, p, q, bi, &ib, &ob);
         if (bi != blockIdx.z) __syncthreads(); /* the last tile's readers are done */
-        tile_one<T, KIND>(src + ib, dst + ob, isq, osp, np, nq, tile);
+        tile_one<T, KIND, TQ>(src + ib, dst + ob, isq, osp, np, nq, tile);
     }
 }
 
@@ -555,7 +557,8 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
         return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o,
                                     x);
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
-        return infiniop_cuda_launch(unary_tile_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o, x);
+        return infiniop_cuda_launch(l.items == 4 ? unary_tile_kernel<T, KIND, 32> : unary_tile_kernel<T, KIND, 64>, grid,
+                                    block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o, x);
     case INFINIOP_CUDA_ELT_STRIDED:
         return infiniop_cuda_launch(l.idx64 ? unary_strided_kernel<T, KIND, size_t> : unary_strided_kernel<T, KIND, uint32_t>,
                                     grid, block, 0, stream, 1u, pdl, L, o, x);
@@ -741,15 +744,15 @@ static unsigned rows_width(const infiniopEltLayout &L, const ptrdiff_t *strides,
 }
 /* Planes of the transposing kernels: the extents other than p and q. */
 static size_t nb_planes(const infiniopEltLayout &L, int tp) { return L.n / (L.shape[tp] * L.shape[L.ndim - 1]); }
-static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es) {
+static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es, size_t tq) {
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
     const size_t nb = nb_planes(L, tp);
-    const size_t ep = vec ? 16 * (16 / es) : TILE_P, eq = vec ? 16 * (16 / es) : TILE_Q; /* TV_EDGE(V) */
+    const size_t ep = vec ? 16 * (16 / es) : TILE_P, eq = vec ? 16 * (16 / es) : tq; /* TV_EDGE(V) */
     l.kernel = vec ? INFINIOP_CUDA_ELT_TRANSPOSE_VEC : INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
     l.threads = 256;
     l.vec = vec ? (unsigned)(16 / es) : 1;
-    l.items = 1;
+    l.items = vec ? 1 : (unsigned)(tq / 8); /* TRANSPOSE_TILE: elements a thread, 8 (64 along q) or 4 (32) */
     l.grid[0] = (unsigned)div_up(L.shape[q], eq);
     l.grid[1] = (unsigned)div_up(L.shape[tp], ep);
     l.grid[2] = (unsigned)(nb < 65535 ? nb : 65535);
@@ -762,7 +765,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (st != INFINI_STATUS_SUCCESS) return st;
     const infiniopEltLayout &L = info->layout;
     const size_t es = infiniop_dtype_size(info->dtype), n = L.n;
-    infiniopCudaEltKnobs kn = {0, 0, 0, 0};
+    infiniopCudaEltKnobs kn = {0, 0, 0, 0, 0};
 #ifdef INFINIOP_CUDA_EXPERIMENTS
     infiniop_cuda_experiment_elt_knobs(&kn);
 #endif
@@ -827,26 +830,36 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
             }
             /* Tensors of two waves of one element a thread or more (the
              * latency-bound limit of plan_vec and plan_rows): the vector
-             * tiles where allowed, else the scalar tiles. Below, the
-             * scalar tiles where their grid gives at least half the
-             * multiprocessors a block, are at least half full (a short
-             * extent, e.g. 11 along q, leaves most of a tile's threads
-             * idle) and the elements are of 2 or 4 bytes; else STRIDED
-             * (one element a thread, every load in flight at once).
-             * STRIDED reads a 32-byte sector for each element, 16x the
-             * bytes at 2-byte elements and 4x at 8, and the tiles carry 8
-             * elements a thread: with under half the multiprocessors
-             * busy, tiles under half full, or 8-byte elements (a quarter
-             * sector each; the F64 tile holds 64 registers), STRIDED ran
-             * faster on every case measured, and the tiles otherwise
-             * (bench/NOTES.md, "odd-extent transposes": 23 shapes of 2 K to
-             * 270 K elements, each rule within 5% of the faster kernel). */
+             * tiles where allowed, else the scalar tiles; below, the
+             * scalar tiles or STRIDED (one element a thread, every load
+             * in flight at once), by the rules below. The scalar tile's
+             * edge along q is 32 where the 64-wide tiles would fill under
+             * two waves of blocks (more, smaller blocks for the SMs) and
+             * the 32-wide q tiles are at least 3/4 full (q = 33 would
+             * leave every other block one column: 64), else 64. Under two
+             * waves, the tiles where they are at least half full and the
+             * elements are of 2 or 4 bytes, or of 8 bytes in 32-wide tiles
+             * that give half the SMs a block; else STRIDED. STRIDED reads
+             * a 32-byte sector for each element (16x the bytes at 2-byte
+             * elements, 4x at 8); a mostly empty tile pays a block for
+             * little work. Measured on 39 shapes of 544 to 161 M elements
+             * (H100, the library forced to each launch in one process):
+             * this rule's launch within 1.006x of the fastest in
+             * geometric mean, 1.07x at worst (bench/NOTES.md, "odd-extent
+             * transposes", run 13). */
             const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
-            infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es), tt = plan_transpose(L, tp, false, es);
+            const size_t per_sm = es == 8 ? 4 : 6; /* the scalar tiles' launch bounds */
+            const size_t nb = nb_planes(L, tp), Q = L.shape[q];
+            const infiniopCudaEltLaunch t64 = plan_transpose(L, tp, false, es, TILE_Q);
+            size_t tq = TILE_Q;
+            if ((size_t)t64.grid[0] * t64.grid[1] * nb < 2 * per_sm * (size_t)p.sm_count && 4 * Q >= 3 * div_up(Q, 32) * 32)
+                tq = 32;
+            if (kn.tile_q) tq = kn.tile_q;
+            infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es, TILE_Q), tt = plan_transpose(L, tp, false, es, tq);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
-            const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb_planes(L, tp);
-            const bool small_tiles =
-                es <= 4 && 2 * tiles >= (size_t)p.sm_count && 2 * n >= tiles * (size_t)(TILE_P * TILE_Q);
+            const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb;
+            const bool small_tiles = 2 * n >= tiles * (size_t)TILE_P * tq &&
+                                     (es <= 4 || (tq == 32 && 2 * tiles >= (size_t)p.sm_count));
             int pick = n >= 2 * resident ? (ok ? 0 : 1) : small_tiles ? 1 : 2;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
