@@ -102,6 +102,20 @@ __device__ __forceinline__ void tile_apply(const typename Ty<ES>::C (&v)[TP / 32
         for (int j = 0; j < TQ / 8; ++j) tile[w + 8 * j][lane + 32 * i] = Ty<ES>::f(v[i][j]);
 }
 
+/* A block's one tile at (p0, q0): load, apply, transpose through shared
+ * memory, store. */
+template <int ES, int TP, int TQ>
+__device__ __forceinline__ void tile_block(const typename Ty<ES>::S *__restrict__ in,
+                                           typename Ty<ES>::S *__restrict__ out, int P, int Q, size_t p0, size_t q0) {
+    typedef typename Ty<ES>::C C;
+    __shared__ C tile[TQ][TP + 1];
+    C v[TP / 32][TQ / 8];
+    tile_load<ES, TP, TQ>(in, P, Q, p0, q0, true, v);
+    tile_apply<ES, TP, TQ>(v, tile);
+    __syncthreads();
+    tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
+}
+
 /* One tile a block. ORDER 0: grid x over q tiles (the library's), 1: over
  * p tiles. MINB: blocks a multiprocessor in the launch bounds. PDL: the
  * library's programmatic-dependent-launch preamble. */
@@ -109,15 +123,8 @@ template <int ES, int TP, int TQ, int ORDER, int MINB, bool PDL = false>
 __global__ void __launch_bounds__(256, MINB) tile_kernel(const typename Ty<ES>::S *__restrict__ in,
                                                           typename Ty<ES>::S *__restrict__ out, int P, int Q) {
     if (PDL) asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory");
-    typedef typename Ty<ES>::C C;
-    __shared__ C tile[TQ][TP + 1];
     const int bp = ORDER ? blockIdx.x : blockIdx.y, bq = ORDER ? blockIdx.y : blockIdx.x;
-    const size_t p0 = (size_t)bp * TP, q0 = (size_t)bq * TQ;
-    C v[TP / 32][TQ / 8];
-    tile_load<ES, TP, TQ>(in, P, Q, p0, q0, true, v);
-    tile_apply<ES, TP, TQ>(v, tile);
-    __syncthreads();
-    tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
+    tile_block<ES, TP, TQ>(in, out, P, Q, (size_t)bp * TP, (size_t)bq * TQ);
 }
 
 /* Banded order: a 1-d grid; consecutive blocks take G p tiles (a band)
@@ -128,19 +135,12 @@ __global__ void __launch_bounds__(256, MINB) tile_kernel(const typename Ty<ES>::
 template <int ES, int TP, int TQ, int G>
 __global__ void __launch_bounds__(256, 8) tile_banded(const typename Ty<ES>::S *__restrict__ in,
                                                        typename Ty<ES>::S *__restrict__ out, int P, int Q) {
-    typedef typename Ty<ES>::C C;
-    __shared__ C tile[TQ][TP + 1];
     const unsigned tq = (Q + TQ - 1) / TQ, tp = (P + TP - 1) / TP;
     const unsigned b = blockIdx.x, band = b / (G * tq), in_band = b % (G * tq);
     const unsigned g = tp - band * G < G ? tp - band * G : G; /* the last band may be narrower */
     const unsigned bp = band * G + in_band % g, bq = in_band / g;
     if (bq >= tq) return;
-    const size_t p0 = (size_t)bp * TP, q0 = (size_t)bq * TQ;
-    C v[TP / 32][TQ / 8];
-    tile_load<ES, TP, TQ>(in, P, Q, p0, q0, true, v);
-    tile_apply<ES, TP, TQ>(v, tile);
-    __syncthreads();
-    tile_store<ES, TP, TQ>(out, P, Q, p0, q0, tile);
+    tile_block<ES, TP, TQ>(in, out, P, Q, (size_t)bp * TP, (size_t)bq * TQ);
 }
 
 /* Persistent: grid of G blocks, each loops over tiles t = blockIdx.x,
