@@ -347,9 +347,9 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 run_case(op, &c, &rng);
             }
         }
-        /* transposed inputs large enough for the tiled kernels (CUDA: at
-         * least a tile a multiprocessor; the small ones above take the
-         * strided kernel): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
+        /* transposed inputs large enough for the tiled kernels (CUDA:
+         * two waves of one element a thread or more; the small ones above
+         * take STRIDED or the tiles by the planner's rule): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
          * edge 16 V) with special values, the same one element off
          * alignment (its fallback), and odd extents (TRANSPOSE_TILE:
          * 25 x 23 partial tiles of 32 x 32) */

@@ -356,8 +356,8 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
  * blockIdx.z (a grid-stride loop).
  * Tile size: 32 x 64 (TQ = 64), 8 elements a thread, or 32 x 32 (TQ = 32,
  * 4 a thread) for grids under two waves (the planner's rule). In a
- * stand-alone copy of this
- * kernel (bench/experiments/transpose_tile.cu) it ran every odd-extent
+ * stand-alone copy of this kernel (bench/experiments/transpose_tile.cu)
+ * 32 x 64 ran every odd-extent
  * transpose measured, 2- to 8-byte elements, 66 K to 161 M elements,
  * 1.2-2.1x faster than 64 x 64 tiles with 16 a thread: more blocks at
  * different phases keep loads in flight while others store, and small
@@ -367,7 +367,11 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
  * rare-input path (apply_arr) made ptxas spill, and the library's kernel
  * ran 1.4x slower than the stand-alone one. */
 #define TILE_P 32
-#define TILE_Q 64
+#define TILE_Q 64       /* the tile's edge along q; TILE_Q_SMALL for small grids */
+#define TILE_Q_SMALL 32
+/* Blocks a multiprocessor in the scalar tiles' launch bounds (the planner
+ * counts waves of blocks with it): by element size. */
+#define TILE_BLOCKS_PER_SM(es) ((es) == 8 ? 4 : 6)
 /* Offsets of plane bi (row-major over every dimension but p and q) in the
  * input and the output: where the tiling kernels' (p, q) plane starts. */
 __device__ __forceinline__ void tile_bases(const infiniopEltLayout &L, int p, int q, size_t bi, ptrdiff_t *ib,
@@ -429,7 +433,7 @@ __device__ __forceinline__ void tile_one(const typename T::S *__restrict__ src, 
  * computes no plane offsets: the kernel's per-block work is small, and a
  * plane loop and its offsets around it cost it a third of its rate. */
 template <typename T, int KIND, int TQ>
-__global__ void __launch_bounds__(256, sizeof(typename T::S) == 8 ? 4 : 6)
+__global__ void __launch_bounds__(256, TILE_BLOCKS_PER_SM(sizeof(typename T::S)))
     unary_tile_kernel(const __grid_constant__ infiniopEltLayout L, int p, size_t nb, typename T::S *out,
                       const typename T::S *__restrict__ in) {
     grid_dependency();
@@ -557,8 +561,9 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
         return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o,
                                     x);
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
-        return infiniop_cuda_launch(l.items == 4 ? unary_tile_kernel<T, KIND, 32> : unary_tile_kernel<T, KIND, 64>, grid,
-                                    block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o, x);
+        return infiniop_cuda_launch(l.items == TILE_Q_SMALL / 8 ? unary_tile_kernel<T, KIND, TILE_Q_SMALL>
+                                                               : unary_tile_kernel<T, KIND, TILE_Q>,
+                                    grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o, x);
     case INFINIOP_CUDA_ELT_STRIDED:
         return infiniop_cuda_launch(l.idx64 ? unary_strided_kernel<T, KIND, size_t> : unary_strided_kernel<T, KIND, uint32_t>,
                                     grid, block, 0, stream, 1u, pdl, L, o, x);
@@ -848,24 +853,25 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
              * geometric mean, 1.07x at worst (bench/NOTES.md, "odd-extent
              * transposes", run 13). */
             const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
-            const size_t per_sm = es == 8 ? 4 : 6; /* the scalar tiles' launch bounds */
+            const size_t per_sm = TILE_BLOCKS_PER_SM(es);
             const size_t nb = nb_planes(L, tp), Q = L.shape[q];
             const infiniopCudaEltLaunch t64 = plan_transpose(L, tp, false, es, TILE_Q);
             size_t tq = TILE_Q;
-            if ((size_t)t64.grid[0] * t64.grid[1] * nb < 2 * per_sm * (size_t)p.sm_count && 4 * Q >= 3 * div_up(Q, 32) * 32)
-                tq = 32;
+            if ((size_t)t64.grid[0] * t64.grid[1] * nb < 2 * per_sm * (size_t)p.sm_count &&
+                4 * Q >= 3 * div_up(Q, TILE_Q_SMALL) * TILE_Q_SMALL)
+                tq = TILE_Q_SMALL;
             if (kn.tile_q) tq = kn.tile_q;
             infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es, TILE_Q), tt = plan_transpose(L, tp, false, es, tq);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
             const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb;
             const bool small_tiles = 2 * n >= tiles * (size_t)TILE_P * tq &&
-                                     (es <= 4 || (tq == 32 && 2 * tiles >= (size_t)p.sm_count));
+                                     (es <= 4 || (tq == TILE_Q_SMALL && 2 * tiles >= (size_t)p.sm_count));
             int pick = n >= 2 * resident ? (ok ? 0 : 1) : small_tiles ? 1 : 2;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
             P.unaligned = pick == 2 ? st : tt;
             P.align = pick == 0 ? 16 : 0;
-            P.planes = nb_planes(L, tp);
+            P.planes = nb;
             if (pick == 2) P.tile_p = -1;
         } else {
             P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
