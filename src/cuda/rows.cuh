@@ -62,10 +62,12 @@ template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes
     g.mask = 0xffffffffu;
     g.cl = 1;
     if constexpr (MODE == RG_SUB) {
-        const unsigned rpb = blockDim.x / lanes;
+        /* lanes is a power of two (plan.h): shifts, not two 32-bit
+         * divisions (~35 instructions on every row group's path) */
+        const unsigned lg = 31u - (unsigned)__clz(lanes), rpb = blockDim.x >> lg;
         g.tid = threadIdx.x & (lanes - 1);
         g.G = lanes;
-        g.row0 = (size_t)blockIdx.x * rpb + threadIdx.x / lanes;
+        g.row0 = (size_t)blockIdx.x * rpb + (threadIdx.x >> lg);
         g.rstep = (size_t)gridDim.x * rpb;
         if (lanes < 32) g.mask = ((1u << lanes) - 1u) << ((threadIdx.x & 31u) & ~(lanes - 1u));
     } else if constexpr (MODE == RG_BLOCK) {
@@ -252,7 +254,7 @@ template <int V, bool CS, typename I> __device__ __forceinline__ ptrdiff_t rg_at
  * kernel cost the unit-stride case registers: layer_norm f16 4096x14336
  * 88.7 -> 118.6 us on an H200; bench/NOTES.md.) */
 template <typename S, int V, bool PV>
-__device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, size_t c, ptrdiff_t stride) {
+__device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, unsigned c, ptrdiff_t stride) {
     if constexpr (V == 1) {
         return rg_load<S, V>(p + (ptrdiff_t)c * stride);
     } else if constexpr (PV) {

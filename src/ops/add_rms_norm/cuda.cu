@@ -26,10 +26,14 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
-    const size_t D = L.ncols, nchunks = D / V;
+    const size_t D = L.ncols;
+    /* a register row is at most a cluster's threads x 16 accesses: 32-bit
+     * access indices (64-bit ones doubled the kernel's integer work) */
+    const unsigned nchunks = (unsigned)(D / V);
     const ptrdiff_t ws = info.w_stride;
     const ptrdiff_t as = L.col_stride[ARN_A], bs = L.col_stride[ARN_B], ys = L.col_stride[ARN_Y],
                     rs = L.col_stride[ARN_RES]; /* (CS only) */
+    const float invD = 1.0f / (float)D;
     const RowGroup g = row_group<MODE>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
@@ -42,7 +46,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         VW qw[ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < nchunks) {
                 qa[k] = load_once<VA>(ar + rg_at<V, CS>(c, as));
                 qb[k] = load_once<VA>(br + rg_at<V, CS>(c, bs));
@@ -56,7 +60,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < nchunks) {
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
@@ -66,11 +70,15 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             }
         }
         ss = rg_reduce<MODE, false>(g, ss, &sc, 0);
-        const float scale = 1.0f / sqrtf(ss / (float)D + info.epsilon);
+        /* F32 outputs: correctly rounded division and square root; half
+         * types (outputs of 8 or 11 bits): the mean by a multiply and the
+         * hardware rsqrt (2 float32 ulp), as layer_norm's half types */
+        const float scale = IsHalf<A>::value ? rsqrt_approx(ss * invD + info.epsilon)
+                                             : 1.0f / sqrtf(ss / (float)D + info.epsilon);
         typename A::S *yr = y + row_off(L, ARN_Y, r), *rr = res + row_off(L, ARN_RES, r);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < nchunks) {
                 forget(qa[k]); /* convert again rather than keep float copies live */
                 forget(qb[k]);

@@ -85,7 +85,13 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     constexpr bool FAST = IsHalf<T>::value;
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ]; /* (CS) */
-    const size_t D = L.ncols, nchunks = D / V;
+    const size_t D = L.ncols;
+    /* access indices: 32-bit in the warp and block forms (a register row is
+     * at most a block's threads x 16 accesses; 64-bit ones doubled the
+     * integer work), 64-bit in the cluster form, where 32-bit ones measured
+     * 6-11% slower (bench/NOTES.md, session 14) */
+    typedef typename std::conditional<MODE == RG_CLUSTER, size_t, unsigned>::type Idx;
+    const Idx nchunks = (Idx)(D / V);
     const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
     const bool has_bias = info.has_bias;
@@ -102,7 +108,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         VT qx[ITEMS], qw[WB_EARLY ? ITEMS : 1], qb[WB_EARLY ? ITEMS : 1];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const Idx c = g.tid + (Idx)k * g.G;
             if (c < nchunks) {
                 qx[k] = load_once<VT>(x + rg_at<V, CS>(c, xs));
                 if constexpr (WB_EARLY) {
@@ -128,9 +134,9 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
 #pragma unroll
             for (int k = 0; k < KV; ++k) {
                 VT h;
-                if ((size_t)k < nchunks) h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
+                if ((Idx)k < nchunks) h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
 #pragma unroll
-                for (int e = 0; e < V; ++e) kh[k * V + e] = (size_t)k < nchunks ? T::load(h.v[e]) : 0.0f;
+                for (int e = 0; e < V; ++e) kh[k * V + e] = (Idx)k < nchunks ? T::load(h.v[e]) : 0.0f;
             }
 #pragma unroll
             for (int s = KV * V / 2; s > 0; s /= 2)
@@ -140,7 +146,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         } else { /* (F32: in order, fewer registers) */
 #pragma unroll
             for (int k = 0; k < KV; ++k)
-                if ((size_t)k < nchunks) {
+                if ((Idx)k < nchunks) {
                     const VT h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
 #pragma unroll
                     for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
@@ -148,13 +154,13 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         }
         /* the mean of the elements summed (a power of two, exact, but for
          * one-element rows shorter than 8; any K near the values serves) */
-        K *= 1.0f / (float)((nchunks < (size_t)KV ? nchunks : (size_t)KV) * V);
+        K *= 1.0f / (float)((nchunks < (Idx)KV ? nchunks : (Idx)KV) * V);
         /* half types: two accumulators each, half the dependent chain (F32
          * keeps one, for registers) */
         float st[2] = {0.0f, 0.0f}, st2[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
-            if (g.tid + (size_t)k * g.G < nchunks) {
+            if (g.tid + (Idx)k * g.G < nchunks) {
 #pragma unroll
                 for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K, FAST && (e & 1) ? st2 : st);
             }
@@ -165,7 +171,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             float sum = 0.0f;
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k)
-                if (g.tid + (size_t)k * g.G < nchunks) {
+                if (g.tid + (Idx)k * g.G < nchunks) {
                     forget(qx[k]); /* convert again in each phase rather than keep float copies live */
 #pragma unroll
                     for (int e = 0; e < V; ++e) sum += T::load(qx[k].v[e]);
@@ -176,7 +182,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
             float ds[2] = {0.0f, 0.0f};
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k)
-                if (g.tid + (size_t)k * g.G < nchunks) {
+                if (g.tid + (Idx)k * g.G < nchunks) {
                     forget(qx[k]);
 #pragma unroll
                     for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K2, ds);
@@ -195,7 +201,7 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
         typename T::S *o = out + row_off(L, LN_OUT, r), *z = stdz + row_off(L, LN_STDZ, r);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            const size_t c = g.tid + (size_t)k * g.G;
+            const Idx c = g.tid + (Idx)k * g.G;
             if (c < nchunks) {
                 forget(qx[k]);
                 VT zq, oq, wk, bk;
