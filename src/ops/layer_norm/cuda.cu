@@ -86,11 +86,13 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
     const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ]; /* (CS) */
     const size_t D = L.ncols;
-    /* access indices: 32-bit in the warp and block forms (a register row is
-     * at most a block's threads x 16 accesses; 64-bit ones doubled the
-     * integer work), 64-bit in the cluster form, where 32-bit ones measured
-     * 6-11% slower (bench/NOTES.md, session 14) */
-    typedef typename std::conditional<MODE == RG_CLUSTER, size_t, unsigned>::type Idx;
+    /* access indices: 32-bit in the warp form and the one-element block
+     * form (a register row is at most a block's threads x 16 accesses;
+     * 64-bit ones doubled the integer work), 64-bit in the cluster form and
+     * the vector block form, where 32-bit ones measured 3-11% slower
+     * (ptxas then gave the 4-vector block instance 64 registers and 22
+     * bytes of spill instead of 80 and none; bench/NOTES.md, session 14) */
+    typedef typename std::conditional<MODE == RG_CLUSTER || (MODE == RG_BLOCK && V > 1), size_t, unsigned>::type Idx;
     const Idx nchunks = (Idx)(D / V);
     const float invD = 1.0f / (float)D; /* half types multiply by it */
     const RowGroup g = row_group<MODE>(lanes);
