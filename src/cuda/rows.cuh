@@ -250,11 +250,12 @@ template <int V, bool CS, typename I> __device__ __forceinline__ ptrdiff_t rg_at
  * value), through the caches (every row reads them): V == 1, one element;
  * V > 1, one 16-byte load where the plan says the parameters have unit
  * stride (PV: plan.h's `param_vec`, a template parameter of the kernel),
- * else V element loads. (A runtime branch between the two in every
+ * else V element loads; c in the kernel's index type (as rg_at). (A
+ * runtime branch between the two in every
  * kernel cost the unit-stride case registers: layer_norm f16 4096x14336
  * 88.7 -> 118.6 us on an H200; bench/NOTES.md.) */
-template <typename S, int V, bool PV>
-__device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, unsigned c, ptrdiff_t stride) {
+template <typename S, int V, bool PV, typename I>
+__device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, I c, ptrdiff_t stride) {
     if constexpr (V == 1) {
         return rg_load<S, V>(p + (ptrdiff_t)c * stride);
     } else if constexpr (PV) {
