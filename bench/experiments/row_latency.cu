@@ -34,14 +34,7 @@
 #include <infiniop.h>
 #include <infinirt.h>
 
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#include "graph_time.cuh"
 
 struct alignas(16) V8 {
     __nv_bfloat16 v[8];
@@ -201,26 +194,10 @@ static float time_variant(int v, const Bufs &B, const Case &c, cudaStream_t s) {
     for (int k = 0; k < L; ++k) run(v, B, c, s);
     CK(cudaStreamEndCapture(s, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int r = 0; r < 3; ++r) CK(cudaGraphLaunch(ge, s));
-    for (int r = 0; r < 15; ++r) {
-        CK(cudaEventRecord(e0, s));
-        CK(cudaGraphLaunch(ge, s));
-        CK(cudaEventRecord(e1, s));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms * 1000.f / L);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
+    const float t = graph_median_us(ge, s, L, 3, 15);
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
-    return t[t.size() / 2];
+    return t;
 }
 
 int main(int argc, char **argv) {

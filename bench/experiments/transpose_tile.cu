@@ -29,14 +29,7 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(x)                                                                                                \
-    do {                                                                                                     \
-        cudaError_t e_ = (x);                                                                                \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                       \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
+#include "graph_time.cuh"
 
 template <int ES> struct Ty;
 template <> struct Ty<2> {
@@ -173,27 +166,6 @@ struct Bufs {
     size_t bytes;
 };
 
-static float time_graph(cudaGraphExec_t ge, cudaStream_t s, int launches) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> t;
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaGraphLaunch(ge, s));
-    for (int r = 0; r < 7; ++r) {
-        CK(cudaEventRecord(a, s));
-        CK(cudaGraphLaunch(ge, s));
-        CK(cudaEventRecord(b, s));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1000.0f / launches);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return t[3];
-}
 
 typedef void (*Launch)(const Bufs &, int set, const Case &, cudaStream_t);
 
@@ -205,7 +177,7 @@ static float time_launch(Launch f, const Bufs &B, const Case &c, cudaStream_t s)
     for (int k = 0; k < L; ++k) f(B, k % (int)B.in.size(), c, s);
     CK(cudaStreamEndCapture(s, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
-    float t = time_graph(ge, s, L);
+    float t = graph_median_us(ge, s, L, 2, 7); /* median of 7 replays */
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
     return t;
