@@ -81,6 +81,21 @@ def warn(s):
     log(f"!!! {s}")
 
 
+def git_commit(where):
+    """HEAD's short hash, with "+changes" when the tracked files differ from
+    it: a copied tree can carry a stale .git (the GPU machine's copy did),
+    and a record must not name a commit whose code it did not run. Pass
+    INFINIOP_COMMIT to name the commit explicitly."""
+    try:
+        run = lambda *a: subprocess.run(["git", *a], capture_output=True, text=True, timeout=20, cwd=where)
+        head = run("rev-parse", "--short", "HEAD").stdout.strip()
+        if not head:
+            return None
+        return head if run("diff", "--quiet", "HEAD", "--").returncode == 0 else head + "+changes"
+    except Exception:
+        return None
+
+
 def short(e, n=160):
     s = str(e).strip()
     return s.splitlines()[0][:n] if s else type(e).__name__
@@ -1022,13 +1037,7 @@ class Env:
                 self.infiniop = infiniop
         except Exception as e:
             self.lib_error = f"cannot load infiniop: {short(e)} (PYTHONPATH=python, INFINIOP_LIBRARY_PATH=build-gpu)"
-        self.commit = os.environ.get("INFINIOP_COMMIT")
-        if not self.commit:
-            try:
-                self.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                             timeout=10, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
-            except Exception:
-                self.commit = None
+        self.commit = os.environ.get("INFINIOP_COMMIT") or git_commit(os.path.dirname(os.path.abspath(__file__)))
 
     def header(self, title, timing_line):
         torch = self.torch
