@@ -158,6 +158,14 @@ INFINIOP_ALWAYS_INLINE ptrdiff_t infiniop_cpu_row_offset(const infiniopRowLayout
     return infiniop_row_offset(L, t, r);
 }
 
+/* The element size of a kernel dtype (F16, BF16, F32, F64), inline: with a
+ * constant dtype it folds to a shift. core's infiniop_dtype_size is a call
+ * into another object, made per row it cost the short-row kernels (a call
+ * and a multiply a row; add_rms_norm bf16 rows of 128: bench/NOTES.md). */
+INFINIOP_ALWAYS_INLINE ptrdiff_t infiniop_cpu_elt_size(infiniDtype_t t) {
+    return t == INFINI_DTYPE_F16 || t == INFINI_DTYPE_BF16 ? 2 : t == INFINI_DTYPE_F64 ? 8 : 4;
+}
+
 /* Load element i of an F16, BF16 or F32 array as float. With a constant
  * dtype (the kernels are instantiated per dtype) the switch folds away. */
 INFINIOP_ALWAYS_INLINE float infiniop_load_f32(const void *p, ptrdiff_t i, infiniDtype_t t) {

@@ -42,7 +42,7 @@ typedef struct {
 
 INFINIOP_ALWAYS_INLINE rowptr_t row_pointers(const ctx_t *c, infiniDtype_t at, size_t r) {
     const infiniopRowLayout *L = &c->info->rows;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(at);
+    ptrdiff_t es = infiniop_cpu_elt_size(at);
     rowptr_t p = {c->a + infiniop_cpu_row_offset(L, ARN_A, r) * es, c->b + infiniop_cpu_row_offset(L, ARN_B, r) * es,
                   c->y + infiniop_cpu_row_offset(L, ARN_Y, r) * es, c->res + infiniop_cpu_row_offset(L, ARN_RES, r) * es};
     return p;

@@ -82,7 +82,7 @@ INFINIOP_ALWAYS_INLINE void row(const infiniopCausalSoftmaxInfo *info, infiniDty
                                 const char *x) {
     const infiniopRowLayout *L = &info->rows;
     size_t T = L->ncols, n = infiniop_causal_visible(info, r);
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    ptrdiff_t es = infiniop_cpu_elt_size(t);
     const void *xr = x + infiniop_cpu_row_offset(L, CS_X, r) * es;
     void *yr = y + infiniop_cpu_row_offset(L, CS_Y, r) * es;
     ptrdiff_t xs = L->col_stride[CS_X], ys = L->col_stride[CS_Y];
@@ -130,7 +130,7 @@ typedef struct {
 INFINIOP_ALWAYS_INLINE void sm_init(smrow_t *s, const infiniopCausalSoftmaxInfo *info, infiniDtype_t t, size_t r,
                                     size_t i, char *y, const char *x, float *buf) {
     const infiniopRowLayout *L = &info->rows;
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    ptrdiff_t es = infiniop_cpu_elt_size(t);
     s->T = L->ncols;
     s->n = i + (L->ncols - info->S) + 1; /* infiniop_causal_visible */
     s->x = x + infiniop_cpu_row_offset(L, CS_X, r) * es;

@@ -27,7 +27,7 @@ typedef struct {
 } rowptr_t;
 INFINIOP_ALWAYS_INLINE rowptr_t row_pointers(const infiniopRowLayout *L, infiniDtype_t t, size_t r, char *out,
                                              char *stdz, const char *in) {
-    ptrdiff_t es = (ptrdiff_t)infiniop_dtype_size(t);
+    ptrdiff_t es = infiniop_cpu_elt_size(t);
     rowptr_t p = {in + infiniop_cpu_row_offset(L, LN_IN, r) * es, out + infiniop_cpu_row_offset(L, LN_OUT, r) * es,
                   stdz + infiniop_cpu_row_offset(L, LN_STDZ, r) * es};
     return p;
@@ -378,7 +378,7 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
             for (size_t r = r0; r < r1; ++r)
                 row_vec(info, T, INFINI_DTYPE_F32, r, c->out, c->stdz, c->std, c->in, wf, bf, fin, stream);
         } else { /* strided: groups of rows, statistics first, then the outputs chunk by chunk */
-            size_t G = LN_GROUP_BYTES / (D * infiniop_dtype_size(T));
+            size_t G = LN_GROUP_BYTES / (D * (size_t)infiniop_cpu_elt_size(T));
             G = G < 1 ? 1 : G > LN_GROUP ? LN_GROUP : G;
             for (size_t g0 = r0; g0 < r1; g0 += G) {
                 size_t g1 = g0 + G < r1 ? g0 + G : r1;
