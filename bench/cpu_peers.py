@@ -6,11 +6,13 @@ compare with the bench's table.
     python3 bench/cpu_peers.py [--case SUBSTRING] [--no-compile] [--lib BUILD_DIR]
                                [--time-cap S] [--min-rounds N] [--ours BENCH.json] [--json OUT.json]
 
-Paired rounds, as infiniop-bench's: each case runs in rounds that interleave
+Paired rounds, as infiniop-bench's: each case runs in rounds that alternate
 ours (the library through this tree's Python package on the same torch
 tensors, outputs given, when `import infiniop` finds the library: --lib
 build-cpu), the peers and a torch copy of the same bytes (min_bytes / 2
-read and written). A round keeps the fastest of 3 samples of each and its
+read and written), 3 samples of each in a row (so that each side's fastest
+follows a call of its own, not another side's cache footprint). A round
+keeps the fastest of each and its
 ratios: copy time / contender time ("of copy") and peer time / our time
 (> 1: we are faster). Reported: median [interquartile range] over the
 rounds, which go on until every range is within +-5% or --time-cap seconds
@@ -187,8 +189,8 @@ def paired(fns, min_rounds, cap):
     t0 = time.perf_counter()
     while True:
         got = {k: [] for k in fns}
-        for _ in range(PER_ROUND):
-            for k, f in fns.items():
+        for k, f in fns.items():  # each side's samples in a row (infiniop-bench's measure())
+            for _ in range(PER_ROUND):
                 got[k].append(sample(f, calls[k]))
         pre = False
         for k in fns:

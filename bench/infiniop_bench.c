@@ -10,9 +10,10 @@
  *                  [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]
  *                  [--compare PREVIOUS.json] [--copy stream|memcpy]
  *
- * Paired rounds (measure()): each case runs in rounds interleaved with a
+ * Paired rounds (measure()): each case runs in rounds alternating with a
  * copy of the same bytes at the same threads (and with oneDNN where it has
- * the operation); the ratios are per round, reported as median
+ * the operation), 3 samples of each side in a row; the ratios are per
+ * round, reported as median
  * [interquartile range]; rounds go on until the range is within +-5% or
  * --time-cap seconds (default 3), else the row is marked wide.
  * Sets: the listed shape, and (--sets dram / both) one of at least 4x the
@@ -648,8 +649,19 @@ typedef struct {
     dnnl_primitive_t prim;
     int nargs;
     dnnl_exec_arg_t args[8];
-    void *scratch[2]; /* host arrays the arguments point to, freed with it */
+    void *scratch[3]; /* host arrays the arguments point to, freed with it */
 } dnnl_run;
+
+/* oneDNN's destination: a buffer of its own the size of the case's first
+ * output, not the case's. Written by both sides, an output buffer carried
+ * one side's cache state into the other's samples: after oneDNN's ordinary
+ * stores the lines were dirty in cache when our streaming stores came, and
+ * the same kernel's time moved by up to 25% with oneDNN in the rounds or
+ * not (bench/NOTES.md, session 15). */
+static void *dnnl_own_dst(const bench_case *c) {
+    buf_t b = buf_new(c->out[0].bytes);
+    return b.host;
+}
 
 static void dnnl_call(void *p) {
     dnnl_run *r = p;
@@ -674,6 +686,7 @@ static void *dnnl_prepare(const void *op_desc, const dnnl_run *proto) {
     if (st == dnnl_success) return r;
 fail:
     for (int k = 0; k < r->nargs; ++k) dnnl_memory_destroy(r->args[k].memory);
+    free(r->scratch[2]); /* the destination (dnnl_own_dst); the callers free their others */
     free(r);
     return NULL;
 }
@@ -681,7 +694,7 @@ static void dnnl_release(void *p) {
     dnnl_run *r = p;
     dnnl_primitive_destroy(r->prim);
     for (int k = 0; k < r->nargs; ++k) dnnl_memory_destroy(r->args[k].memory);
-    for (int k = 0; k < 2; ++k) free(r->scratch[k]);
+    for (int k = 0; k < 3; ++k) free(r->scratch[k]);
     free(r);
 }
 
@@ -689,7 +702,7 @@ static void dims_of(const bench_case *c, dnnl_dims_t d) {
     for (size_t k = 0; k < c->ndim; ++k) d[k] = (dnnl_dim_t)c->shape[k];
 }
 
-/* Eltwise (logistic or swish) from in[0] to out[0] (after our result was verified). */
+/* Eltwise (logistic or swish) from in[0] to a destination of its own. */
 static void *onednn_act(bench_case *c) {
     dnnl_dims_t d;
     dims_of(c, d);
@@ -700,12 +713,13 @@ static void *onednn_act(bench_case *c) {
                                                                                        : dnnl_eltwise_logistic,
                                        &md, 1.0f, 0.0f) != dnnl_success)
         return NULL;
-    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}},
-                  {NULL, NULL}};
+    void *dst = dnnl_own_dst(c);
+    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, dst)}},
+                  {NULL, NULL, dst}};
     return dnnl_prepare(&ed, &r);
 }
 
-/* Softmax over the last axis (no mask) from in[0] to out[0]. */
+/* Softmax over the last axis (no mask) from in[0] to a destination of its own. */
 static void *onednn_softmax(bench_case *c) {
     dnnl_dims_t d;
     dims_of(c, d);
@@ -714,8 +728,9 @@ static void *onednn_softmax(bench_case *c) {
     dnnl_softmax_desc_t sd;
     if (dnnl_softmax_forward_desc_init(&sd, dnnl_forward_inference, &md, (int)c->ndim - 1) != dnnl_success)
         return NULL;
-    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)}},
-                  {NULL, NULL}};
+    void *dst = dnnl_own_dst(c);
+    dnnl_run r = {NULL, 2, {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)}, {DNNL_ARG_DST, dnnl_mem(&md, dst)}},
+                  {NULL, NULL, dst}};
     return dnnl_prepare(&sd, &r);
 }
 
@@ -740,14 +755,15 @@ static void *onednn_ln(bench_case *c) {
         scale[j] = (float)tl_load(c->at, (char *)c->in[1].host + j * tl_dtype_size(c->at));
         shift[j] = (float)tl_load(c->at, (char *)c->in[2].host + j * tl_dtype_size(c->at));
     }
+    void *dst = dnnl_own_dst(c);
     dnnl_run r = {NULL, 6,
                   {{DNNL_ARG_SRC, dnnl_mem(&md, c->in[0].host)},
-                   {DNNL_ARG_DST, dnnl_mem(&md, c->out[0].host)},
+                   {DNNL_ARG_DST, dnnl_mem(&md, dst)},
                    {DNNL_ARG_SCALE, dnnl_mem(&wmd, scale)},
                    {DNNL_ARG_SHIFT, dnnl_mem(&wmd, shift)},
                    {DNNL_ARG_MEAN, dnnl_mem(&smd, mean)},
                    {DNNL_ARG_VARIANCE, dnnl_mem(&smd, var)}},
-                  {scale, mean}};
+                  {scale, mean, dst}};
     void *p = dnnl_prepare(&ld, &r);
     if (!p) free(scale), free(mean);
     return p;
@@ -792,12 +808,15 @@ static bench_case g_cases[] = {
 #define NCASES (sizeof g_cases / sizeof g_cases[0])
 
 /* ------------------------------------------------------------------ paired rounds */
-/* Each case runs in rounds; a round takes PER_ROUND samples of the case, of
- * the copy of the same bytes with the same threads and of the oneDNN peer,
- * interleaved, and keeps the fastest of each; its ratios (copy time / case
+/* Each case runs in rounds; a round takes PER_ROUND samples of the case,
+ * then of the copy of the same bytes with the same threads, then of the
+ * oneDNN peer, and keeps the fastest of each; its ratios (copy time / case
  * time, oneDNN time / case time) are that round's. Both sides of a ratio so
- * see the same machine state (frequency, neighbours' load, cache contents
- * of the same kind). Rounds go on until the ratios' interquartile ranges
+ * see the same machine state (frequency, neighbours' load), and each its
+ * own steady cache state: interleaved sample by sample, a side's time
+ * included the other's footprint (its dirty lines, its reads of the shared
+ * input), and the same kernel's ratio moved by up to 40% with oneDNN in
+ * the rounds or not (bench/NOTES.md, session 15). Rounds go on until the ratios' interquartile ranges
  * are within +-SPREAD of their medians (after at least g_min_rounds) or
  * g_time_cap seconds; a ratio whose range stays wider is reported as wide. */
 #define PER_ROUND 3
@@ -844,11 +863,18 @@ static result_t measure(bench_case *c, int use_onednn) {
     while (n < MAX_ROUNDS) {
         double a[PER_ROUND], b[PER_ROUND], d[PER_ROUND];
         int pa[PER_ROUND], pb[PER_ROUND], pd[PER_ROUND], pre = 0;
+        /* each side's samples back to back: its fastest then follows a
+         * call of its own, not the other side's (whose cache footprint,
+         * dirty lines included, would otherwise be charged to it) */
         for (int j = 0; j < PER_ROUND; ++j) {
             a[j] = sample(c->call, c, nc);
             pa[j] = g_preempted;
+        }
+        for (int j = 0; j < PER_ROUND; ++j) {
             b[j] = sample(copy_call, &cp, nk);
             pb[j] = g_preempted;
+        }
+        for (int j = 0; j < PER_ROUND; ++j) {
             d[j] = dn ? sample(dnnl_call, dn, nd) : 0.0;
             pd[j] = dn ? g_preempted : 0;
         }
@@ -1152,7 +1178,8 @@ int main(int argc, char **argv) {
         double dram = copy_bandwidth(copy_mib << 20);
         printf("; DRAM copy of %zu MiB at %d threads, for reference: %.1f GB/s", copy_mib, nmax, dram * 1e-9);
     }
-    printf("\npaired rounds: each case interleaved with a copy (%s) of the same bytes and threads%s; ratios per round, "
+    printf("\npaired rounds: each case alternating with a copy (%s) of the same bytes and threads%s, 3 samples of each "
+           "side in a row; ratios per round, "
            "median [interquartile range] over at least %d rounds, until the range is within +-%.0f%% or %.1f s\n"
            "kind: DRAM when the set's bytes exceed the last-level cache, else cache (its copy is of the same kind)\n\n",
            g_copy_stream ? "streaming stores above 8 MiB" : "memcpy", use_onednn ? " and with oneDNN" : "", g_min_rounds, 100 * SPREAD, g_time_cap);
