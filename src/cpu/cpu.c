@@ -122,6 +122,26 @@ static infiniopCpuIsa detect(void) {
     return isa;
 }
 
+/* "AuthenticAMD" in CPUID leaf 0 (cached as infiniop_cpu_isa). */
+static bool detect_amd(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+    return b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u; /* "Auth" "enti" "cAMD" */
+#else
+    return false;
+#endif
+}
+bool infiniop_cpu_amd(void) {
+    static int cached = -1;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = detect_amd();
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v != 0;
+}
+
 infiniopCpuIsa infiniop_cpu_isa(void) {
     /* Racing first calls compute the same value: a benign relaxed store. */
     static int cached = -1;

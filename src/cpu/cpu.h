@@ -75,6 +75,9 @@ typedef enum {
  * environment variable INFINIOP_CPU_ISA=generic|avx2|avx512|avx512bf16 caps it (to
  * test every path on one machine). */
 infiniopCpuIsa infiniop_cpu_isa(void);
+/* An AMD processor (CPUID vendor): the one store rule measured to differ by
+ * vendor reads it (layer_norm/cpu.c). */
+bool infiniop_cpu_amd(void);
 /* Its name: "generic", "avx2", "avx512", "avx512bf16". */
 const char *infiniop_cpu_isa_name(infiniopCpuIsa isa);
 

@@ -292,6 +292,7 @@ typedef struct {
     const char *in;
     const void *w, *b;
     bool vector, stream;
+    bool amd; /* infiniop_cpu_amd(): rows_typed's store rule */
 } ctx_t;
 
 /* Columns [j0, j0 + n) of weight (and bias) as float32 into wf, bf; true
@@ -360,12 +361,16 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t T, size_t r
         for (size_t r = r0; r < r1; ++r) row(info, T, r, c->out, c->stdz, c->std, c->in, c->w, c->b);
         return;
     }
-    /* The AVX2 pass writes BF16 outputs with ordinary stores even above
-     * INFINIOP_CPU_STREAM_BYTES: measured on a Zen 3 guest (bench/NOTES.md,
-     * "CPU session 10"), its streaming stores made bf16 4096x4096 1.6x
-     * slower (7.9 against 4.9 ms, 2 threads; 1.9x at 1 thread), while the
-     * other operators and float32 layer_norm gained from them. */
-    const bool stream = c->stream && !(LN_LP && T == INFINI_DTYPE_BF16);
+    /* The AVX2 pass on AMD writes BF16 outputs with ordinary stores even
+     * above INFINIOP_CPU_STREAM_BYTES: measured on a Zen 3 guest
+     * (bench/NOTES.md, "CPU session 10"), its streaming stores made bf16
+     * 4096x4096 1.6x slower (7.9 against 4.9 ms, 2 threads; 1.9x at 1
+     * thread), while the other operators and float32 layer_norm gained
+     * from them. On Intel the same ordinary stores cost it instead
+     * (session 15: a Sapphire Rapids guest and the 16-core Xeon host read
+     * 60-61% and 73% of the copy with them): there it streams, as every
+     * other pass and dtype does. */
+    const bool stream = c->stream && !(LN_LP && T == INFINI_DTYPE_BF16 && c->amd);
     if (wb_unit && (T == INFINI_DTYPE_F32 || r1 - r0 == 1 || D > WBUF)) {
         /* weight and bias used as they are */
         for (size_t r = r0; r < r1; ++r)
@@ -416,7 +421,8 @@ infiniStatus_t infiniop_layer_norm_cpu(const infiniopLayerNormInfo *info, void *
     /* contiguous rows take the vector path whatever the weight's and bias's strides (gathered, rows_typed) */
     bool contiguous = L->ncols == 1 ||
                       (L->col_stride[LN_IN] == 1 && L->col_stride[LN_OUT] == 1 && L->col_stride[LN_STDZ] == 1);
-    ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES};
+    ctx_t c = {info, out, stdz, std, in, w, b, contiguous, bytes / 3 * 2 > INFINIOP_CPU_STREAM_BYTES,
+               infiniop_cpu_amd()};
     infiniop_cpu_parallel_for(n, bytes, layer_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
