@@ -397,9 +397,23 @@ int main(int argc, char **argv) {
         printf("test_vec: skipped: under valgrind (its floating point is not the hardware's)\n");
         return 77;
     }
+    int fail = 0;
+    {
+        /* infiniop_cpu_amd() (the vendor from CPUID, one store rule reads
+         * it) against the kernel's vendor_id, where /proc/cpuinfo has one */
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        char line[256];
+        int vendor = -1;
+        while (f && vendor < 0 && fgets(line, sizeof line, f))
+            if (!strncmp(line, "vendor_id", 9)) vendor = strstr(line, "AuthenticAMD") != NULL;
+        if (f) fclose(f);
+        if (vendor >= 0) {
+            printf("cpu vendor: %s, infiniop_cpu_amd() %d\n", vendor ? "AMD" : "not AMD", (int)infiniop_cpu_amd());
+            fail |= (int)infiniop_cpu_amd() != vendor;
+        }
+    }
     check_fn fns[4] = {check_generic, check_avx2, check_avx512, check_avx512bf16};
     const char *names[4] = {"generic", "avx2", "avx512", "avx512bf16"};
-    int fail = 0;
     for (int i = 0; i <= (int)infiniop_cpu_isa(); ++i) {
         for (int ftz = 0; ftz < 2; ++ftz) {
             result_t r;
