@@ -15,8 +15,8 @@
  *     must stay under 2^-126, as the tests allow);
  *   - the variants for results rounded to a half type (v_exp_neg_h and,
  *     on AVX2, v_exp2_half_256 for every t <= 126 and NaN,
- *     v_sigmoid_h, v_silu_h with half = true): largest relative error, at
- *     most 2^-12 (under half the F16 rounding step, so the rounded result
+ *     v_sigmoid_h, v_sigmoid_fast_h, v_silu_h with half = true): largest
+ *     relative error, at most 2^-12 (under half the F16 rounding step, so the rounded result
  *     is within one F16/BF16 ulp of the correctly rounded value);
  *   - v_div (the division by a row constant through Markstein's correction)
  *     and v_div_pos_inrange (positive divisors, lanes in range or zero)
@@ -218,11 +218,13 @@ INFINIOP_ALWAYS_INLINE void check_funcs(result_t *res, uint32_t step) {
                 }
             }
             if (!v_silu_fast(v)) continue; /* the scalar formula takes these */
-            vf u = v_silu(v), uh = v_silu_h(v, true);
+            vf u = v_silu(v), uh = v_silu_h(v, true), fh = v_sigmoid_fast_h(v, true);
             for (int l = 0; l < VL; ++l) {
                 double ref = silu_ref((double)x[l]), err = func_err(u[l], ref), r = rel_err(uh[l], ref);
                 if (err > wl) wl = err, xl = x[l];
                 if (r > hsilu) hsilu = r;
+                double rf = rel_err(fh[l], sig_ref((double)x[l])); /* the sigmoid kernel's fast path */
+                if (rf > hsig) hsig = rf;
             }
         }
 #pragma omp critical

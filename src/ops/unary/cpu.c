@@ -86,6 +86,10 @@ INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, v
             /* no lane NaN (v_silu_fast4), finite results: no NaN test in the BF16 stores */
             v_put2_nonan(V_AT(out, t, k), t, v_silu_h(x0, half), v_silu_h(x1, half), stream);
             v_put2_nonan(V_AT(out, t, k + 2 * VL), t, v_silu_h(x2, half), v_silu_h(x3, half), stream);
+        } else if (kind == INFINIOP_UNARY_SIGMOID && half && VL == 8 &&
+                   __builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) { /* (AVX2, generic: v_sigmoid_fast_h) */
+            v_put2_nonan(V_AT(out, t, k), t, v_sigmoid_fast_h(x0, half), v_sigmoid_fast_h(x1, half), stream);
+            v_put2_nonan(V_AT(out, t, k + 2 * VL), t, v_sigmoid_fast_h(x2, half), v_sigmoid_fast_h(x3, half), stream);
         } else {
             v_put2(V_AT(out, t, k), t, vec_f(kind, x0, half), vec_f(kind, x1, half), stream);
             v_put2(V_AT(out, t, k + 2 * VL), t, vec_f(kind, x2, half), vec_f(kind, x3, half), stream);

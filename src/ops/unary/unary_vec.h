@@ -131,5 +131,16 @@ INFINIOP_ALWAYS_INLINE vf v_silu_h(vf x, bool half) {
 #endif
 }
 INFINIOP_ALWAYS_INLINE vf v_silu(vf x) { return v_silu_h(x, false); }
+/* sigmoid(x) where v_silu_fast(x) holds (no NaN; AVX2: |x| <= 80). Half
+ * outputs on AVX2: 1 / (1 + e^-x) for either sign, t = -x log2e in
+ * v_exp2_half_256's unclamped range, as v_silu_h (v_sigmoid_h's e^-|x|
+ * and select serve any x: below -87.3 the result is a BF16 subnormal that
+ * 1 / (1 + e^-x) would lose); elsewhere v_sigmoid_h. */
+INFINIOP_ALWAYS_INLINE vf v_sigmoid_fast_h(vf x, bool half) {
+#if V_FMA && VL == 8
+    if (half) return v_div_approx(v_splat(1.0f), 1.0f + v_exp2_half_256_c(x * v_splat(-1.44269504088896341f), false));
+#endif
+    return v_sigmoid_h(x, half);
+}
 
 #endif /* INFINIOP_OPS_UNARY_VEC_H */
