@@ -27,7 +27,7 @@ static bool is_vec(infiniopCudaRowKernel k) {
 
 enum { SOFTMAX = INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8, LAYER_NORM = INFINIOP_CUDA_REG_LONG };
 
-enum { ADD_RMS_NORM_SHORT = INFINIOP_CUDA_REG_2IN | INFINIOP_CUDA_REG_LONG };
+enum { ADD_RMS_NORM = INFINIOP_CUDA_REG_2IN | INFINIOP_CUDA_REG_LONG };
 
 static void named_cases(void) {
     g_dev = H100;
@@ -80,11 +80,18 @@ static void named_cases(void) {
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3,
           "kernel %d", (int)p.aligned.kernel);
-    /* ... and with many long rows where the register path does not take them (add_rms_norm over 512
-     * vectors), the vector streaming kernel with element-wise weight loads */
+    /* ... and with many long rows where the register path does not take them (an operator without
+     * REG_LONG), the vector streaming kernel with element-wise weight loads */
     p = plan(4096, 7168, 8, INFINIOP_CUDA_REG_2IN, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
+    /* add_rms_norm (REG_LONG): bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors;
+     * f32 1000x14336, 3584 vectors (more than a block holds, more rows than SMs): streaming */
+    p = plan(4096, 14336, 8, ADD_RMS_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 4 && p.aligned.threads == 448,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
+    p = plan(1000, 14336, 4, ADD_RMS_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC, "kernel %d", (int)p.aligned.kernel);
     /* a transposed input (no unit column stride): the one-element streaming kernel */
     p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP,
@@ -101,7 +108,7 @@ static void named_cases(void) {
               p.aligned.threads == 192,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* add_rms_norm f32 7x777 (odd rows, decode): a block a row of at most 512 threads, 4 elements each */
-    p = plan(7, 777, 4, ADD_RMS_NORM_SHORT, false, true, false, true);
+    p = plan(7, 777, 4, ADD_RMS_NORM, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
               p.aligned.threads == 224 && p.aligned.early,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
@@ -118,13 +125,13 @@ static void named_cases(void) {
           p.aligned.grid);
     /* latency-bound by rule: add_rms_norm bf16 197x896 (more rows than SMs, but 22 K vectors and
      * 0.7 MB of input) spreads each row over a block, a vector a thread, every operand early ... */
-    p = plan(197, 896, 8, ADD_RMS_NORM_SHORT, true, true, false, true);
+    p = plan(197, 896, 8, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 1 && p.aligned.threads == 128 &&
               p.aligned.early && p.aligned.prefetch == 0,
           "kernel %d items %u threads %u early %d", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads,
           (int)p.aligned.early);
     /* ... f32 992x896 (7.1 MB of input: more than the GPU holds in flight) takes the throughput form */
-    p = plan(992, 896, 4, ADD_RMS_NORM_SHORT, true, true, false, true);
+    p = plan(992, 896, 4, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && !p.aligned.early &&
               p.aligned.prefetch > 0,
           "kernel %d items %u early %d", (int)p.aligned.kernel, p.aligned.items, (int)p.aligned.early);

@@ -55,7 +55,8 @@
  * load phase of one row is not overlapped with the reduction and stores
  * of the next, so a register kernel must earn long rows by reading less
  * (layer_norm reads w and b late; softmax skips the masked part;
- * add_rms_norm only up to 512 vectors). Measurements: bench/NOTES.md. */
+ * add_rms_norm, after session 14's fewer instructions, as well: up to 512
+ * vectors before it). Measurements: bench/NOTES.md. */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
 
 /* The planner's free parameters (plan.h). A release build uses these
