@@ -55,9 +55,9 @@
  * load phase of one row is not overlapped with the reduction and stores
  * of the next, so a register kernel must earn long rows by reading less
  * (layer_norm reads w and b late; softmax skips the masked part;
- * add_rms_norm's kernel, a third fewer instructions since session 14,
- * measured faster at every length a block holds, where up to then it did
- * only to 512 vectors). Measurements: bench/NOTES.md. */
+ * add_rms_norm's kernel, with 8-10% fewer instructions since session 14,
+ * measured faster at every length a block holds, where before it was
+ * faster only up to 512 vectors). Measurements: bench/NOTES.md. */
 #define RG_ROWS_CAP (1u << 20) /* blocks at most; kernels loop over further rows */
 
 /* The planner's free parameters (plan.h). A release build uses these
