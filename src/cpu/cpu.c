@@ -122,7 +122,7 @@ static infiniopCpuIsa detect(void) {
     return isa;
 }
 
-/* "AuthenticAMD" in CPUID leaf 0 (cached as infiniop_cpu_isa). */
+/* "AuthenticAMD" in CPUID leaf 0. */
 static bool detect_amd(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     unsigned a, b, c, d;
@@ -132,26 +132,21 @@ static bool detect_amd(void) {
     return false;
 #endif
 }
-bool infiniop_cpu_amd(void) {
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = detect_amd();
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v != 0;
-}
 
-infiniopCpuIsa infiniop_cpu_isa(void) {
-    /* Racing first calls compute the same value: a benign relaxed store. */
+/* What the CPU reports, detected once: the kernel set in the low byte,
+ * bit 8 for an AMD processor. Racing first calls compute the same value:
+ * a benign relaxed store. */
+static int cpu_facts(void) {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
-        v = (int)detect();
+        v = (int)detect() | (detect_amd() ? 0x100 : 0);
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
-    return (infiniopCpuIsa)v;
+    return v;
 }
+infiniopCpuIsa infiniop_cpu_isa(void) { return (infiniopCpuIsa)(cpu_facts() & 0xff); }
+bool infiniop_cpu_amd(void) { return (cpu_facts() & 0x100) != 0; }
 
 const char *infiniop_cpu_isa_name(infiniopCpuIsa isa) {
     switch (isa) {
