@@ -72,6 +72,11 @@ INFINIOP_ALWAYS_INLINE vf vec_f(infiniopUnaryKind kind, vf v, bool half) {
     return v_silu_h(v, half);
 }
 
+/* f of the VL elements v where v_silu_fast(v) holds. */
+INFINIOP_ALWAYS_INLINE vf vec_fast(infiniopUnaryKind kind, vf v, bool half) {
+    return kind == INFINIOP_UNARY_SILU ? v_silu_h(v, half) : v_sigmoid_fast_h(v, half);
+}
+
 /* A unit-stride run of n elements, two vectors a step (kind, t and stream
  * are compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
@@ -82,14 +87,12 @@ INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, v
         V_PREFETCH_SPAN(V_CAT(in, t, k), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
         vf x0 = v_load(V_CAT(in, t, k), t), x1 = v_load(V_CAT(in, t, k + VL), t);
         vf x2 = v_load(V_CAT(in, t, k + 2 * VL), t), x3 = v_load(V_CAT(in, t, k + 3 * VL), t);
-        if (kind == INFINIOP_UNARY_SILU && __builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) {
+        /* silu, and sigmoid's half outputs on the 8-lane passes
+         * (v_sigmoid_fast_h), where every lane passes silu's fast test */
+        if ((kind == INFINIOP_UNARY_SILU || (half && VL == 8)) && __builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) {
             /* no lane NaN (v_silu_fast4), finite results: no NaN test in the BF16 stores */
-            v_put2_nonan(V_AT(out, t, k), t, v_silu_h(x0, half), v_silu_h(x1, half), stream);
-            v_put2_nonan(V_AT(out, t, k + 2 * VL), t, v_silu_h(x2, half), v_silu_h(x3, half), stream);
-        } else if (kind == INFINIOP_UNARY_SIGMOID && half && VL == 8 &&
-                   __builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) { /* (AVX2, generic: v_sigmoid_fast_h) */
-            v_put2_nonan(V_AT(out, t, k), t, v_sigmoid_fast_h(x0, half), v_sigmoid_fast_h(x1, half), stream);
-            v_put2_nonan(V_AT(out, t, k + 2 * VL), t, v_sigmoid_fast_h(x2, half), v_sigmoid_fast_h(x3, half), stream);
+            v_put2_nonan(V_AT(out, t, k), t, vec_fast(kind, x0, half), vec_fast(kind, x1, half), stream);
+            v_put2_nonan(V_AT(out, t, k + 2 * VL), t, vec_fast(kind, x2, half), vec_fast(kind, x3, half), stream);
         } else {
             v_put2(V_AT(out, t, k), t, vec_f(kind, x0, half), vec_f(kind, x1, half), stream);
             v_put2(V_AT(out, t, k + 2 * VL), t, vec_f(kind, x2, half), vec_f(kind, x3, half), stream);
