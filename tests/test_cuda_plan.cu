@@ -25,9 +25,9 @@ static bool is_vec(infiniopCudaRowKernel k) {
     return k == INFINIOP_CUDA_ROW_STREAM_WARP_VEC || k == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC;
 }
 
-enum { SOFTMAX = INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8, LAYER_NORM = INFINIOP_CUDA_REG_LONG };
+enum { SOFTMAX = INFINIOP_CUDA_REG_WARP8, LAYER_NORM = 0 };
 
-enum { ADD_RMS_NORM = INFINIOP_CUDA_REG_2IN | INFINIOP_CUDA_REG_LONG };
+enum { ADD_RMS_NORM = INFINIOP_CUDA_REG_2IN };
 
 static void named_cases(void) {
     g_dev = H100;
@@ -80,12 +80,12 @@ static void named_cases(void) {
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3,
           "kernel %d", (int)p.aligned.kernel);
-    /* ... and with many long rows where the register path does not take them (an operator without
-     * REG_LONG), the vector streaming kernel with element-wise weight loads */
-    p = plan(4096, 7168, 8, INFINIOP_CUDA_REG_2IN, true, false, false, true);
+    /* ... and with many rows longer than a block holds (f32 1000x14336 add_rms_norm, 3584 vectors),
+     * the vector streaming kernel with element-wise weight loads */
+    p = plan(1000, 14336, 4, ADD_RMS_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
-    /* add_rms_norm (REG_LONG): bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors;
+    /* add_rms_norm: bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors;
      * f32 1000x14336, 3584 vectors (more than a block holds, more rows than SMs): streaming */
     p = plan(4096, 14336, 8, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 4 && p.aligned.threads == 448,

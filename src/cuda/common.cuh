@@ -454,12 +454,11 @@ static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15
 
 /* What an operator's register-path kernels offer the planner (each flag
  * set where it measured faster for that operator; bench/NOTES.md):
- *  - REG_LONG: the register kernel is the faster one for long rows too;
  *  - REG_WARP8: it is instantiated with 8 vectors a thread in the
  *    warp-per-row form (rg_dispatch<K, 8>), so rows of up to 256 vectors
  *    can go a warp each, without block barriers;
  *  - REG_2IN: two inputs a row (the L2 prefetch distance counts both). */
-enum { INFINIOP_CUDA_REG_LONG = 1, INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_REG_2IN = 4 };
+enum { INFINIOP_CUDA_REG_WARP8 = 2, INFINIOP_CUDA_REG_2IN = 4 };
 
 /* What the row planner is told of a descriptor: rows x ncols elements;
  * vec_elems: elements per 16-byte vector of the activation dtype;

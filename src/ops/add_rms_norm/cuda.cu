@@ -225,19 +225,11 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
     const size_t es = infiniop_dtype_size(info->atype);
     const int V = (int)(16 / es);
     const int ts[4] = {ARN_Y, ARN_RES, ARN_A, ARN_B};
-    /* REG_LONG: the register kernel at every row length a block holds
-     * (rows of more vectors than a block's 512 x 4, with more rows than
-     * SMs, keep the streaming kernel: the planner's cluster rule). Up to
-     * session 14 only rows of up to 512 vectors: measured on an H200
-     * (bench/NOTES.md, session 15), the register block is now the faster
-     * one there, bf16 4096x14336 137.4 -> 115.6 us, 4096x8192 75.8 -> 66.7,
-     * 4096x5120 47.5 -> 42.8, 1024x7168 19.9 -> 17.1, while f32 rows of
-     * 14336 (3584 vectors) in a cluster measured 1.07-1.16x slower */
     const InfiniopRowShape s = {
         info->rows.nrows,
         info->rows.ncols,
         V,
-        INFINIOP_CUDA_REG_2IN | INFINIOP_CUDA_REG_LONG,
+        INFINIOP_CUDA_REG_2IN,
         infiniop_rows_vec_ok(&info->rows, ts, 4, es, V),
         info->w_stride == 1,
         false,

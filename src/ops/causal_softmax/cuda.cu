@@ -380,7 +380,7 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     const InfiniopRowShape s = {info->rows.nrows,
                                 info->rows.ncols,
                                 V,
-                                INFINIOP_CUDA_REG_LONG | INFINIOP_CUDA_REG_WARP8,
+                                INFINIOP_CUDA_REG_WARP8,
                                 infiniop_rows_vec_ok(&info->rows, ts, 2, es, V),
                                 true,
                                 infiniop_rows_peel_ok(&info->rows, ts, 2, V),

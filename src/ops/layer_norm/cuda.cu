@@ -600,7 +600,7 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
     const InfiniopRowShape s = {info->rows.nrows,
                                 info->rows.ncols,
                                 V,
-                                INFINIOP_CUDA_REG_LONG,
+                                0,
                                 infiniop_rows_vec_ok(&info->rows, ts, 3, es, V),
                                 info->w_stride == 1 && (!info->has_bias || info->b_stride == 1),
                                 false,
