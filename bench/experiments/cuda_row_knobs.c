@@ -49,7 +49,7 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) k->prefetch = atol(e);
     if ((e = getenv("INFINIOP_CUDA_REG_SUB_THREADS"))) {
         int v = atoi(e);
-        k->sub_threads = v == 32 || v == 64 || v == 128 || v == 256 || v == 512 ? (unsigned)v : 0;
+        k->sub_threads = v == 32 || v == 64 || v == 128 ? (unsigned)v : 0; /* the warp form's launch bound */
     }
     if ((e = getenv("INFINIOP_CUDA_WARP_ROWS"))) {
         int v = atoi(e);

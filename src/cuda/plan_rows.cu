@@ -206,7 +206,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
         for (int i = 0; i < 3; ++i) {
             size_t it = forced ? forced : latency ? its[i] : its[2 - i];
             size_t t = ((acc + it * kc - 1) / (it * kc) + 31) / 32 * 32;
-            /* RG_MAX_THREADS; decode shapes take 2 vectors a thread
+            /* RG_BOUNDS (rows.cuh); decode shapes take 2 vectors a thread
              * rather than blocks over 512 threads (a shorter barrier tree
              * and reduction) */
             size_t tmax = it >= 2 || lat ? 512 : 1024;

@@ -250,10 +250,14 @@ template <int V, bool CS, typename I> __device__ __forceinline__ ptrdiff_t rg_at
  * value), through the caches (every row reads them): V == 1, one element;
  * V > 1, one 16-byte load where the plan says the parameters have unit
  * stride (PV: plan.h's `param_vec`, a template parameter of the kernel),
- * else V element loads; c in the kernel's index type (as rg_at). (A
- * runtime branch between the two in every
- * kernel cost the unit-stride case registers: layer_norm f16 4096x14336
- * 88.7 -> 118.6 us on an H200; bench/NOTES.md.) */
+ * else V element loads, or, at stride 0 (a broadcast value), one element
+ * load whose value fills the vector (V loads of one address were V load
+ * instructions a vector, 32 a thread a row at 4 vectors); c in the
+ * kernel's index type (as rg_at). (A runtime branch between the vector
+ * and the element loads in every kernel cost the unit-stride case
+ * registers: layer_norm f16 4096x14336 88.7 -> 118.6 us on an H200;
+ * bench/NOTES.md. The stride-0 branch is in the element-load instances
+ * only.) */
 template <typename S, int V, bool PV, typename I>
 __device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, I c, ptrdiff_t stride) {
     if constexpr (V == 1) {
@@ -262,6 +266,12 @@ __device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, I c, ptrdiff_t 
         return rg_load<S, V>(p + (ptrdiff_t)c * V);
     } else {
         RgVec<S, V> q;
+        if (stride == 0) {
+            const S s = *p;
+#pragma unroll
+            for (int e = 0; e < V; ++e) q.v[e] = s;
+            return q;
+        }
 #pragma unroll
         for (int e = 0; e < V; ++e) q.v[e] = p[((ptrdiff_t)c * V + e) * stride];
         return q;
@@ -286,8 +296,17 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
     }
 }
 
-/* Launch bounds of a register-path kernel: 2 or 4 vectors per thread keep up to
- * 512 threads a block (128 registers), 1 vector up to 1024. */
-#define RG_MAX_THREADS(ITEMS) ((ITEMS) >= 2 ? 512 : 1024)
+/* Launch bounds of a register-path kernel (__launch_bounds__(RG_BOUNDS(MODE,
+ * ITEMS))): up to 512 threads a block at 2 or more items a thread (128
+ * registers), up to 1024 at one (64), no minimum of blocks (0) - except the
+ * warp form at one item a thread, whose blocks are at most 128 threads
+ * (plan_rows.cu) and of which an SM must hold 9 (56 registers, 36 warps)
+ * rather than the 8 that 57-64 registers leave: each of its lanes has a
+ * single vector in flight, so the resident warps are what keeps the memory
+ * system busy (layer_norm f32 512x28x128 took 7% longer when its instance
+ * went from 56 to 58 registers; bench/NOTES.md). (A minimum of 1 rather
+ * than 0 changes ptxas's choice of registers below the cap.) */
+#define RG_BOUNDS(MODE, ITEMS) \
+    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (ITEMS) >= 2 ? 512 : 1024), ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : 0)
 
 #endif /* INFINIOP_CUDA_ROWS_CUH */

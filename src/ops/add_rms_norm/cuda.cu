@@ -21,7 +21,7 @@
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
 template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV>
-__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
     __shared__ RowScratch sc;
@@ -37,20 +37,30 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
     const RowGroup g = row_group<MODE>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
+    /* The weight is loaded with a and b (one round trip), except element
+     * loads (a strided or broadcast weight) at 2 or more items a thread:
+     * those go to the output phase, since V element registers an item held
+     * through the reduction spilled (bf16, 4 items: 128 registers and 144
+     * bytes of spill, 74 and none late) and measured on an H200 1.13-1.48x
+     * slower (add_rms_norm f16 9x8x4x14336 w:bcast 15.9 -> 10.8 us,
+     * 7112x7168 w:strided 174 -> 138); at one item the late load's extra
+     * round trip is exposed instead (latency-bound shapes, 1.16-1.20x
+     * slower late; bench/NOTES.md). */
+    constexpr bool W_LATE = !PV && ITEMS >= 2;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);
         /* raw vectors (half the registers of float copies for 2-byte types);
          * r = a + b is formed again, identically, in the second phase */
         VA qa[ITEMS], qb[ITEMS];
-        VW qw[ITEMS];
+        VW qw[W_LATE ? 1 : ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < nchunks) {
                 qa[k] = load_once<VA>(ar + rg_at<V, CS>(c, as));
                 qb[k] = load_once<VA>(br + rg_at<V, CS>(c, bs));
-                qw[k] = rg_load_param<typename W::S, V, PV>(w, c, ws);
+                if constexpr (!W_LATE) qw[k] = rg_load_param<typename W::S, V, PV>(w, c, ws);
             }
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) {
@@ -83,11 +93,14 @@ __global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
                 forget(qa[k]); /* convert again rather than keep float copies live */
                 forget(qb[k]);
                 VA o, q;
+                VW wk;
+                if constexpr (W_LATE) wk = rg_load_param<typename W::S, V, PV>(w, c, ws);
+                else wk = qw[k];
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
                     float v = A::load(qa[k].v[e]) + A::load(qb[k].v[e]);
                     q.v[e] = A::store(v);
-                    o.v[e] = A::store(v * scale * W::load(qw[k].v[e]));
+                    o.v[e] = A::store(v * scale * W::load(wk.v[e]));
                 }
                 store_once(rr + rg_at<V, CS>(c, rs), q);
                 store_once(yr + rg_at<V, CS>(c, ys), o);

@@ -87,7 +87,7 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
 template <typename T, int ITEMS, int MODE, int V, bool CS>
-__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     constexpr bool KEEP = ITEMS * V <= 16;

@@ -76,7 +76,7 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV>
-__global__ void __launch_bounds__(RG_MAX_THREADS(ITEMS))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
                    const __grid_constant__ infiniopLayerNormInfo info) {
