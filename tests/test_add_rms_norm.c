@@ -252,6 +252,23 @@ int main(int argc, char **argv) {
             make_layouts(&rng, &c, 0);
             run_case(&c, &rng);
         }
+        /* a broadcast (stride 0) and a strided weight on many rows of
+         * 16-byte vectors, more input than the GPU holds in flight (past
+         * its latency-bound rule): the register path's element weight
+         * loads at 4 vectors a thread in the warp form (896 columns of a
+         * 2-byte type), 2 (3072) and 4 (7168) in the block form, where
+         * those loads are made in the output phase */
+        static const size_t k_wcols[3] = {896, 3072, 7168}, k_wrows[3] = {1300, 400, 160};
+        for (int k = 0; k < 3; k++)
+            for (int ws = 0; ws <= 2; ws += 2) {
+                if (tl_quick && (k || ws)) continue;
+                memset(&c, 0, sizeof c);
+                c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = k_wrows[k]; c.shape[1] = k_wcols[k];
+                c.eps = 1e-5; c.lo = -2; c.hi = 2;
+                make_layouts(&rng, &c, 0);
+                c.wstride = ws;
+                run_case(&c, &rng);
+            }
         /* large values |x| up to 1e4 */
         memset(&c, 0, sizeof c);
         c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = 1000; c.eps = 1e-5; c.lo = -1e4; c.hi = 1e4;

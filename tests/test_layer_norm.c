@@ -313,6 +313,23 @@ int main(int argc, char **argv) {
             if (v == 5) { c.alias = AL_STDZ_IN; memcpy(c.st[1], c.st[3], sizeof c.st[0]); }
             run_case(&c, &rng);
         }
+        /* a broadcast (stride 0) and a strided weight and bias on many
+         * rows of 16-byte vectors, more input than the GPU holds in flight
+         * (past its latency-bound rule): the register path's element
+         * parameter loads at 4 vectors a thread in the warp form (896
+         * columns of a 2-byte type), 2 (3072) and 4 (7168) in the block
+         * form */
+        static const size_t k_wcols[3] = {896, 3072, 7168}, k_wrows[3] = {2600, 800, 320};
+        for (int k = 0; k < 3; k++)
+            for (int ws = 0; ws <= 2; ws += 2) {
+                if (tl_quick && (k || ws)) continue;
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = 1; c.lo = -2; c.hi = 2;
+                c.ndim = 2; c.shape[0] = k_wrows[k]; c.shape[1] = k_wcols[k];
+                make_layouts(&rng, &c, 0);
+                c.ws = ws; c.bs = ws ? 0 : 2;
+                run_case(&c, &rng);
+            }
     }
 
     size_t ncases = tl_quick ? 40 : 250;
