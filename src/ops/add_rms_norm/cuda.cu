@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
      * loads (a strided or broadcast weight) at 2 or more items a thread:
      * those go to the output phase, since V element registers an item held
      * through the reduction spilled (bf16, 4 items: 128 registers and 144
-     * bytes of spill, 74 and none late) and measured on an H200 1.13-1.48x
+     * bytes of spill, 74 and none late) and measured on an H200 1.09-1.48x
      * slower (add_rms_norm f16 9x8x4x14336 w:bcast 15.9 -> 10.8 us,
      * 7112x7168 w:strided 174 -> 138); at one item the late load's extra
      * round trip is exposed instead (latency-bound shapes, 1.16-1.20x
