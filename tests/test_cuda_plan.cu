@@ -80,18 +80,20 @@ static void named_cases(void) {
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3,
           "kernel %d", (int)p.aligned.kernel);
-    /* ... and with many rows longer than a block holds (f32 1000x14336 add_rms_norm, 3584 vectors),
-     * the vector streaming kernel with element-wise weight loads */
+    /* ... and with many rows longer than a block holds (f32 1000x14336 add_rms_norm, 3584 vectors,
+     * more rows than SMs), the vector streaming kernel, with element-wise weight loads where the
+     * weight is strided and by vectors where it has unit stride */
     p = plan(1000, 14336, 4, ADD_RMS_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
-    /* add_rms_norm: bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors;
-     * f32 1000x14336, 3584 vectors (more than a block holds, more rows than SMs): streaming */
+    p = plan(1000, 14336, 4, ADD_RMS_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && p.aligned.param_vec, "kernel %d",
+          (int)p.aligned.kernel);
+    /* add_rms_norm: bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors (f32
+     * 1000x14336, more than a block holds: the streaming kernel, above) */
     p = plan(4096, 14336, 8, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 4 && p.aligned.threads == 448,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
-    p = plan(1000, 14336, 4, ADD_RMS_NORM, true, true, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC, "kernel %d", (int)p.aligned.kernel);
     /* a transposed input (no unit column stride): the one-element streaming kernel */
     p = plan(4096, 768, 8, LAYER_NORM, false, true, false, false);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP && p.unaligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP,
