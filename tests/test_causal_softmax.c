@@ -233,6 +233,17 @@ int main(int argc, char **argv) {
                 make_layouts(&rng, &c, 0);
                 run_case(&c, &rng);
             }
+        /* many rows of 1152-2048 16-byte vectors (257-512 threads of the
+         * GPU's 4-vector block form: its instance capped at 64 registers,
+         * cuda/rows.cuh's rg_plan_cap, where the uncapped one leaves few
+         * warps resident; f32 here), full mode only */
+        if (!tl_quick) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 2; c.shape[1] = 150;
+            c.shape[2] = k_dtypes[d] == INFINI_DTYPE_F32 ? 4608 : 16384; c.lo = -4; c.hi = 4;
+            make_layouts(&rng, &c, 0);
+            run_case(&c, &rng);
+        }
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 16; c.shape[1] = 700; c.lo = -1e4; c.hi = 1e4;
         make_layouts(&rng, &c, 1);

@@ -31,16 +31,48 @@ enum { ADD_RMS_NORM = INFINIOP_CUDA_REG_2IN };
 
 static void named_cases(void) {
     g_dev = H100;
-    /* causal_softmax f16 40x777x777: odd T, rows not 16-byte aligned, y like x */
+    /* causal_softmax f16 40x777x777: odd T, rows not 16-byte aligned, y like x: the peeled
+     * register path, the row's 97 whole aligned vectors a warp, 4 a lane, and its 8 edge elements one
+     * a lane */
     infiniopCudaRowPlan p = plan(40 * 777, 777, 8, SOFTMAX, false, true, true, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL && p.same16, "kernel %d", (int)p.aligned.kernel);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && !p.aligned.scalar &&
+              p.aligned.lanes == 32 && p.aligned.items == 4 && p.same16,
+          "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
+          p.aligned.items);
     /* (pointers apart by other than 16 bytes: one element an access, held in registers) */
-    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar && p.unaligned.items == 4,
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar && p.unaligned.items == 4 &&
+              !p.unaligned.peel,
           "kernel %d items %u", (int)p.unaligned.kernel, p.unaligned.items);
-    CHECK(p.aligned.smem == 4 * 780 * sizeof(float), "smem %zu (4 rows of 777 rounded to 780 floats)", p.aligned.smem);
-    /* bf16 2x16x1500x1500: longer than a warp's rows */
+    /* bf16 2x16x1500x1500: 187 whole vectors, a warp a row at 8 a lane */
     p = plan(2 * 16 * 1500, 1500, 8, SOFTMAX, false, true, true, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL, "kernel %d", (int)p.aligned.kernel);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && p.aligned.items == 8 && p.same16,
+          "kernel %d items %u", (int)p.aligned.kernel, p.aligned.items);
+    /* f16 4x8191x8191: 1023 whole vectors, a block a row at 4 a thread (256 threads) */
+    p = plan(4 * 8191, 8191, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.peel && p.aligned.items == 4 &&
+              p.aligned.threads == 256 && p.same16,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
+    /* latency-bound peelable rows of at most 512 elements: one element a thread (f16 8x1x197 and
+     * 197x197, spread over a block), not the peeled form */
+    p = plan(8, 197, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 1 && !p.same16,
+          "kernel %d scalar %d items %u", (int)p.aligned.kernel, (int)p.aligned.scalar, p.aligned.items);
+    p = plan(197, 197, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 1 && !p.same16,
+          "kernel %d scalar %d items %u", (int)p.aligned.kernel, (int)p.aligned.scalar, p.aligned.items);
+    /* ... not latency-bound in elements (f16 2x12x197x197): the peeled warp form */
+    p = plan(2 * 12 * 197, 197, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && p.aligned.lanes == 32 &&
+              p.aligned.items == 1 && p.same16,
+          "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
+          p.aligned.items);
+    /* rows longer than a block holds: the peeled streaming kernel (the peeled register path has
+     * no cluster form) */
+    p = plan(4 * 20001, 20001, 8, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL && p.same16, "kernel %d", (int)p.aligned.kernel);
+    p = plan(8, 20001, 8, SOFTMAX, false, true, true, true); /* (decode: one element an access, a cluster) */
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.scalar && !p.same16, "kernel %d",
+          (int)p.aligned.kernel);
     /* whole-row vectors win over the peel */
     p = plan(40 * 768, 768, 8, SOFTMAX, true, true, true, true);
     CHECK(is_reg(p.aligned.kernel) && !p.aligned.scalar && !p.same16, "kernel %d", (int)p.aligned.kernel);
@@ -58,10 +90,10 @@ static void named_cases(void) {
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.scalar && p.aligned.lanes == 32 &&
               p.aligned.items == 16,
           "kernel %d lanes %u items %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.items);
-    /* ... and a decode row of odd T takes the register path before the peel */
+    /* ... and decode rows of odd T the peeled register path, a vector a thread (128 whole vectors) */
     p = plan(7, 1031, 8, SOFTMAX, false, true, true, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && p.aligned.items == 4 &&
-              p.aligned.threads == 288 && !p.same16,
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.peel && p.aligned.items == 1 &&
+              p.aligned.threads == 128 && p.same16,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* layer_norm bf16 4096x768: 96 vectors a row, a warp each, 3 a lane, blocks of 128 threads */
     p = plan(4096, 768, 8, LAYER_NORM, true, true, false, true);
@@ -267,7 +299,7 @@ static void invariants(void) {
                                     const size_t held = q->kernel == INFINIOP_CUDA_ROW_REG_SUB
                                                             ? (size_t)q->lanes * q->items
                                                             : (size_t)q->threads * q->items * q->cluster;
-                                    CHECK(held * (q->scalar ? 1 : (size_t)ve) >= nc,
+                                    CHECK(q->peel ? held >= nc / ve : held * (q->scalar ? 1 : (size_t)ve) >= nc,
                                           "%zux%zu: the group holds %zu accesses", nr, nc, held);
                                     CHECK(q->scalar ? q->items == 1 || q->items == 4 || q->items == 16 ||
                                                           (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_SUB &&
@@ -284,9 +316,17 @@ static void invariants(void) {
                                           q->cluster);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
                                           "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
-                                    CHECK(q->scalar ? unit || q->early : vec,
-                                          "%zux%zu: register path without its layout (scalar %d)", nr, nc,
-                                          (int)q->scalar);
+                                    CHECK(q->scalar ? unit || q->early : q->peel ? peel && !vec : vec,
+                                          "%zux%zu: register path without its layout (scalar %d peel %d)", nr, nc,
+                                          (int)q->scalar, (int)q->peel);
+                                    CHECK(!q->peel || q->kernel == INFINIOP_CUDA_ROW_REG_BLOCK ||
+                                              (q->kernel == INFINIOP_CUDA_ROW_REG_SUB && q->lanes >= 2u * ve - 2),
+                                          "%zux%zu: a peeled warp form of %u lanes (its edge elements)", nr, nc,
+                                          q->lanes);
+                                    CHECK(!q->peel || (!q->scalar && q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER),
+                                          "%zux%zu: a peeled launch in kernel %d (an instance exists: vectors, "
+                                          "warp and block forms)",
+                                          nr, nc, (int)q->kernel);
                                     CHECK(q->scalar ? !q->param_vec : q->param_vec == pv,
                                           "%zux%zu: param_vec %d for pv %d (the kernel instance's weight loads)", nr,
                                           nc, (int)q->param_vec, (int)pv);
@@ -310,8 +350,10 @@ static void invariants(void) {
                                 CHECK(is_reg(p.aligned.kernel) && is_reg(p.unaligned.kernel),
                                       "%zux%zu: decode rows off the register path (%d, %d)", nr, nc,
                                       (int)p.aligned.kernel, (int)p.unaligned.kernel);
-                            CHECK(p.same16 == is_peel(p.aligned.kernel), "%zux%zu: same16", nr, nc);
-                            CHECK(!is_peel(p.aligned.kernel) || (peel && !vec), "%zux%zu: peel not asked for", nr, nc);
+                            CHECK(p.same16 == (is_peel(p.aligned.kernel) || p.aligned.peel), "%zux%zu: same16", nr, nc);
+                            CHECK(!(is_peel(p.aligned.kernel) || p.aligned.peel) || (peel && !vec),
+                                  "%zux%zu: peel not asked for", nr, nc);
+                            CHECK(!p.unaligned.peel, "%zux%zu: a peeled unaligned launch", nr, nc);
                             CHECK(!is_vec(p.aligned.kernel) || vec, "%zux%zu: vectors without the layout", nr, nc);
                             if (!vec && !peel)
                                 CHECK(p.aligned.kernel == p.unaligned.kernel, "%zux%zu: two launches for no vectors",

@@ -21,7 +21,8 @@ extern "C" {
  * holds is the plan; docs/ARCHITECTURE.md lists the rules):
  *   REG_*       the register path (cuda/rows.cuh): each thread holds `items`
  *               accesses of the row, read once: 16-byte vectors (needs
- *               16-byte layouts and pointers) or, `scalar`, one element
+ *               16-byte layouts and pointers; `peel`: rows not 16-byte
+ *               aligned, pointers equal modulo 16 bytes) or, `scalar`, one element
  *               each (rows with unit column stride that are not whole
  *               16-byte vectors, or unaligned pointers); weight and bias
  *               of any stride (by vectors where it is 1); three group
@@ -69,12 +70,19 @@ typedef struct {
                           and 8 where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
                           where the operator has it; CLUSTER: 16) */
     bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
+    bool peel;         /* REG_SUB, REG_BLOCK by vectors, operators that have it: rows of unit column
+                          stride not 16-byte aligned (a PEEL layout, plan.same16), read and written by
+                          the aligned vectors that cover them, the partial first and last element by
+                          element */
     bool strided;      /* REG_BLOCK, REG_CLUSTER, scalar: the elements at the tensors' column strides
                           (any; transposed inputs, latency-bound shapes only), not consecutive */
     unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
+    bool capped;       /* REG_BLOCK at 4 vectors: the instance compiled for 2 blocks of 512 threads an
+                          SM (64 registers), where the uncapped one leaves few warps resident
+                          (rg_plan_cap, cuda/rows.cuh) */
     unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..32) */
     unsigned tile_cols; /* TILE_T: columns a block of the cluster (the last block may have fewer) */
     unsigned tile_pitch; /* TILE_T: elements a tile row takes in shared memory (infiniop_tile_pitch) */

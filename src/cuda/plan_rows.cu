@@ -125,7 +125,7 @@ static bool latency_bound(const RowCtx &c, size_t acc) {
  * at 8 than at 16: bench/NOTES.md) (a thread holds at most 16 elements, 32
  * or 64 bytes an operand: no more registers than 4 vectors), and the byte
  * thresholds (long rows) counted in 16-byte vectors as before. */
-static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
+static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, bool peel = false) {
     const infiniopCudaProps &p = c.p;
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
     const int vec_elems = c.s.vec_elems;
@@ -141,13 +141,15 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
          * sectors' use, which the streaming kernel (one element at a time,
          * a pass per statistic) does not improve. */
         if (!c.s.unit && !latency_bound(c, ncols)) return false;
-    } else {
+    } else if (!peel) {
         if (!c.s.vec) return false; /* 16-byte layouts */
         if (ncols % (size_t)vec_elems != 0) return false;
     }
-    /* vecs: the row's 16-byte vectors (the rules' measure of length);
-     * acc: its accesses (vectors, or elements in the scalar form) */
-    const size_t vecs = (ncols + (size_t)vec_elems - 1) / (size_t)vec_elems;
+    /* vecs: the row's 16-byte vectors (the rules' measure of length;
+     * peel: the whole aligned vectors of a row's body, at most its length
+     * in vectors rounded down, the rest edge elements); acc: its accesses
+     * (vectors, or elements in the scalar form) */
+    const size_t vecs = peel ? ncols / (size_t)vec_elems : (ncols + (size_t)vec_elems - 1) / (size_t)vec_elems;
     const size_t acc = scalar ? ncols : vecs;
     static const size_t its_vec[3] = {1, 2, 4}, its_scalar[3] = {1, 4, 16};
     const size_t *its = scalar ? its_scalar : its_vec;
@@ -244,6 +246,12 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q) {
         r.threads = (unsigned)threads;
         blocks = nrows;
     }
+    /* (the peeled form has the warp and block forms, and a group of at
+     * least 2V - 2 threads: one for each edge element) */
+    if (peel && (r.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER ||
+                 (r.kernel == INFINIOP_CUDA_ROW_REG_SUB && r.lanes < 2 * (unsigned)vec_elems - 2)))
+        return false;
+    r.peel = peel;
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     r.grid = (unsigned)(blocks * (r.lanes ? 1 : r.cluster));
     r.early = lat || kn.early;
@@ -389,8 +397,21 @@ struct RowImpl {
     bool (*rule)(const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q);
 };
 static const RowImpl row_impls[] = {
-    {"register path: 16-byte layout, and plan_reg's rule",
-     [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) { return vec && plan_reg(c, false, q); }},
+    {"register path: 16-byte layout or (peel, the warp and block forms) a peelable one that is not "
+     "latency-bound with rows of at most 512 elements, and plan_reg's rule",
+     [](const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q) {
+         /* A peelable layout that is latency-bound counted in elements
+          * (the one-element form's accesses), with rows the one-element
+          * form spreads at one element a thread (at most 512), takes that
+          * form (the entry below): the peeled form's lanes hold 8 elements
+          * each in the row's dependent chain (H200: softmax f16 8x1x197
+          * 1.40 us against 1.80 peeled, 197x197 1.70 against 2.10), while
+          * longer decode rows, 16 elements a thread in the one-element
+          * form, ran faster peeled (f16 12x1x4097 2.63 -> 2.02;
+          * bench/NOTES.md). */
+         if (peel && !vec && c.s.ncols <= 512 && latency_bound(c, c.s.ncols)) return false;
+         return (vec || peel) && plan_reg(c, false, q, peel && !vec);
+     }},
     {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
          if (!vec || c.s.ncols > WARP_MAX_COLS) return false;
@@ -458,7 +479,7 @@ infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, in
     q.aligned = choose_row(c, s.vec, peel);
     q.unaligned = s.vec || peel ? choose_row(c, false, false) : q.aligned;
     q.same16 = q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL ||
-               q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL;
+               q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL || q.aligned.peel;
     q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;

@@ -189,28 +189,31 @@ static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
 }
 
 /* Chooses the kernel instance for the launch's items, group form, access
- * width and column strides (all from the plan) and launches it: returns
- * launch(I, M, A, CS), I, M and A std::integral_constant<int> of the
- * items, the mode and the elements an access (VEC, the operator's 16-byte
- * vector width, or 1 for the one-element form, plan.h's `scalar`), CS
- * std::integral_constant<bool>, plan.h's `strided` (block and cluster
- * forms only), e.g.
- *     rg_dispatch<V>(q, [&](auto I, auto M, auto A, auto CS) {
- *         return rg_launch(my_reg<T, decltype(I)::value, decltype(M)::value, decltype(A)::value,
- *                                 decltype(CS)::value>, q, ...); });
+ * width and column strides (all from the plan): returns pick(I, M, A, CS),
+ * I, M and A std::integral_constant<int> of the items, the mode and the
+ * elements an access (VEC, the operator's 16-byte vector width, or 1 for
+ * the one-element form, plan.h's `scalar`), CS std::integral_constant<bool>,
+ * plan.h's `strided` (block and cluster forms only); R() for a launch
+ * that names no instance. pick returns the instance (a kernel pointer, R),
+ * e.g.
+ *     rg_instance<V, 4, Fn>(q, [&](auto I, auto M, auto A, auto CS) -> Fn {
+ *         return my_reg<T, decltype(I)::value, decltype(M)::value, decltype(A)::value,
+ *                       decltype(CS)::value>; });
+ * The operator's launch and its plan (rg_plan_cap) both call it, so that
+ * the instance is chosen in one place.
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
  * (INFINIOP_CUDA_REG_WARP8), and 8 elements a thread in the warp form of
  * the one-element form, which otherwise holds 1, 4 or 16 elements a
  * thread (a cluster: 16). */
-template <int VEC, int SUB8 = 4, typename Launch>
-static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
+template <int VEC, int SUB8, typename R, typename Pick>
+static R rg_instance(const infiniopCudaRowLaunch &q, Pick pick) {
     const int mode = q.kernel == INFINIOP_CUDA_ROW_REG_SUB     ? RG_SUB
                      : q.kernel == INFINIOP_CUDA_ROW_REG_BLOCK ? RG_BLOCK
                                                                : RG_CLUSTER;
 #define RG_CASE(I, M, SC, CS)                                                                                          \
     if (q.items == I && mode == M && q.scalar == SC && q.strided == CS)                                                \
-        return launch(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                              \
-                      std::integral_constant<int, SC ? 1 : VEC>(), std::integral_constant<bool, CS>());
+        return pick(std::integral_constant<int, I>(), std::integral_constant<int, M>(),                                \
+                    std::integral_constant<int, SC ? 1 : VEC>(), std::integral_constant<bool, CS>());
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, false, false)
     RG_CASE(1, RG_SUB, false, false) RG_CASE(2, RG_SUB, false, false) RG_CASE(3, RG_SUB, false, false)
     RG_CASE(4, RG_SUB, false, false)
@@ -223,7 +226,7 @@ static cudaError_t rg_dispatch(const infiniopCudaRowLaunch &q, Launch launch) {
     RG_CASE(1, RG_BLOCK, true, true) RG_CASE(4, RG_BLOCK, true, true) RG_CASE(16, RG_BLOCK, true, true)
     RG_CASE(16, RG_CLUSTER, true, true)
 #undef RG_CASE
-    return cudaErrorInvalidConfiguration;
+    return R();
 }
 
 /* The register path's access of V elements: a 16-byte vector (V > 1,
@@ -297,16 +300,63 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
 }
 
 /* Launch bounds of a register-path kernel (__launch_bounds__(RG_BOUNDS(MODE,
- * ITEMS))): up to 512 threads a block at 2 or more items a thread (128
- * registers), up to 1024 at one (64), no minimum of blocks (0) - except the
- * warp form at one item a thread, whose blocks are at most 128 threads
- * (plan_rows.cu) and of which an SM must hold 9 (56 registers, 36 warps)
- * rather than the 8 that 57-64 registers leave: each of its lanes has a
- * single vector in flight, so the resident warps are what keeps the memory
- * system busy (layer_norm f32 512x28x128 took 7% longer when its instance
- * went from 56 to 58 registers; bench/NOTES.md). (A minimum of 1 rather
- * than 0 changes ptxas's choice of registers below the cap.) */
-#define RG_BOUNDS(MODE, ITEMS) \
-    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (ITEMS) >= 2 ? 512 : 1024), ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : 0)
+ * ITEMS, CAP))): up to 512 threads a block at 2 or more items a thread (128
+ * registers), up to 1024 at one (64), no minimum of blocks (0) - except
+ * - the warp form at one item a thread, whose blocks are at most 128
+ *   threads (plan_rows.cu) and of which an SM must hold 9 (56 registers, 36
+ *   warps) rather than the 8 that 57-64 registers leave: each of its lanes
+ *   has a single vector in flight, so the resident warps are what keeps the
+ *   memory system busy (layer_norm f32 512x28x128 took 7% longer when its
+ *   instance went from 56 to 58 registers; bench/NOTES.md);
+ * - CAP, the capped instance of RG_CAPPABLE launches (rg_plan_cap): 2
+ *   blocks of 512 threads an SM, 64 registers.
+ * (A minimum of 1 rather than 0 changes ptxas's choice of registers below
+ * the cap.) */
+#define RG_BOUNDS(MODE, ITEMS, CAP)                                                                                     \
+    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (ITEMS) >= 2 ? 512 : 1024),                                              \
+        ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : (CAP) ? 2 : 0)
+
+/* The launches that have a capped instance: the block form at 4 16-byte
+ * vectors a thread (rows of 1025-2048 vectors take 257-512 threads; its
+ * instances hold 72-80 registers, so at 448 threads an SM holds one
+ * block). Operators instantiate it where the plan can ask for it (not for
+ * early loads: decode shapes have fewer rows than SMs, occupancy is not
+ * what bounds them). */
+template <int MODE, int ITEMS, int V> struct RgCappable {
+    static constexpr bool value = MODE == RG_BLOCK && ITEMS == 4 && V > 1;
+};
+
+/* The plan's choice between an RG_CAPPABLE launch's two instances, made
+ * once at descriptor creation from what the compiler gave them (pick:
+ * the operator's instance for a launch, as its run call chooses it). The
+ * rule: the capped instance where the uncapped one leaves fewer than 20
+ * resident warps an SM (under a third of Hopper's 64) and the capped one
+ * holds more blocks, spilling at most RG_CAP_SPILL bytes a thread (a few
+ * registers' worth, stored and reloaded through L1 outside the loads'
+ * round trip: the measured gains below came with 12-28 bytes). The long rows of many-row sets are
+ * where this holds: layer_norm bf16 8192x14336 (448 threads, 80
+ * registers: one block, 14 warps) 215 -> 187 us with the capped instance
+ * (two blocks); at 128-256 threads the uncapped one already holds 24 or
+ * more warps, and capping them cost 4-6% (bench/NOTES.md, sessions 16-17).
+ * Launches without a capped instance, and any error of the queries, keep
+ * the uncapped one. */
+#define RG_CAP_SPILL 32
+template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pick)(const infiniopCudaRowLaunch &)) {
+    q->capped = false;
+    if (q->kernel != INFINIOP_CUDA_ROW_REG_BLOCK || q->items != 4 || q->scalar || q->strided || q->early) return;
+    infiniopCudaRowLaunch c = *q;
+    c.capped = true;
+    const Fn f0 = pick(*q), f1 = pick(c);
+    if (!f0 || !f1 || f0 == f1) return;
+    int b0 = 0, b1 = 0;
+    cudaFuncAttributes a1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, f1, (int)q->threads, 0) != cudaSuccess ||
+        cudaFuncGetAttributes(&a1, f1) != cudaSuccess) {
+        (void)cudaGetLastError(); /* (the plan stands; the error is not the next call's) */
+        return;
+    }
+    q->capped = (unsigned)b0 * q->threads < 20u * 32u && b1 > b0 && a1.localSizeBytes <= RG_CAP_SPILL;
+}
 
 #endif /* INFINIOP_CUDA_ROWS_CUH */

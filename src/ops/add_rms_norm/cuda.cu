@@ -20,8 +20,8 @@
  * phase. V: 16-byte vectors or 1 (one element an access); the weight at
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
-template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
+template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV, bool CAP>
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
     __shared__ RowScratch sc;
@@ -190,6 +190,25 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* The register-path instance of launch q (cuda/rows.cuh's rg_instance),
+ * for the run call and the plan (rg_plan_cap). */
+template <typename A, typename W>
+using ArnRegFn = void (*)(typename A::S *, typename A::S *, const typename A::S *, const typename A::S *,
+                          const typename W::S *, unsigned, const infiniopAddRMSNormInfo);
+template <typename A, typename W> static ArnRegFn<A, W> reg_kernel(const infiniopCudaRowLaunch &q) {
+    typedef ArnRegFn<A, W> Fn;
+    return rg_instance<VecWidth<A>::value, 4, Fn>(q, [&](auto I, auto M, auto AV, auto CS) -> Fn {
+        constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
+        constexpr bool STRIDED = decltype(CS)::value, CAP = RgCappable<MODE, ITEMS, RV>::value;
+        if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
+            if (!q.param_vec)
+                return q.capped ? add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false, CAP>
+                                : add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false, false>;
+        return q.capped ? add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true, CAP>
+                        : add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true, false>;
+    });
+}
+
 /* Runs the plan (cuda/plan.h): its aligned launch when y, residual_out, a,
  * b and (unit-stride) w are 16-byte aligned, else its unaligned one. */
 template <typename A, typename W>
@@ -204,17 +223,10 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     S *ys = (S *)y, *rs = (S *)res;
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
-    if (rg_is_reg(q))
-        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
-            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-            constexpr bool STRIDED = decltype(CS)::value;
-            auto go = [&](auto kernel) {
-                return rg_launch(kernel, q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
-            };
-            if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
-                if (!q.param_vec) return go(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false>);
-            return go(add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true>);
-        });
+    if (rg_is_reg(q)) {
+        const ArnRegFn<A, W> k = reg_kernel<A, W>(q);
+        return k ? rg_launch(k, q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info) : cudaErrorInvalidConfiguration;
+    }
     return stream_launch(
         q, p.pdl, stream,
         [](auto WARP, auto VEC) {
@@ -247,7 +259,19 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
         info->w_stride == 1,
         false,
         infiniop_rows_unit_ok(&info->rows, ts, 4)};
-    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    if (st != INFINI_STATUS_SUCCESS) return st;
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err == cudaSuccess)
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->atype, A, {
+            INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->wtype, W, {
+                if constexpr (sizeof(typename A::S) != 4 || sizeof(typename W::S) == 4) {
+                    rg_plan_cap(&info->cuda.aligned, reg_kernel<A, W>);
+                    rg_plan_cap(&info->cuda.unaligned, reg_kernel<A, W>);
+                }
+            });
+        });
+    return INFINI_STATUS_SUCCESS;
 }
 
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda(const infiniopAddRMSNormInfo *info, int device_id, void *y,

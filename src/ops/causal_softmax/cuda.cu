@@ -86,24 +86,51 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
  * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
-template <typename T, int ITEMS, int MODE, int V, bool CS>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
+template <typename T, int ITEMS, int MODE, int V, bool CS, bool CAP, bool PEEL>
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     constexpr bool KEEP = ITEMS * V <= 16;
-    typedef RgVec<typename T::S, V> VT;
+    typedef typename T::S S;
+    typedef RgVec<S, V> VT;
     __shared__ RowScratch sc;
     const infiniopRowLayout &L = info.rows;
     /* 32-bit column arithmetic: a register-path row is at most a few
      * thousand vectors (cuda/plan_rows.cu) */
-    const unsigned nchunks = (unsigned)(L.ncols / V);
+    const unsigned Tn = (unsigned)L.ncols, nwhole = Tn / V;
     const ptrdiff_t xs = L.col_stride[CS_X], ys = L.col_stride[CS_Y]; /* (CS only) */
     const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
+        /* PEEL (plan.h's `peel`): rows of unit column stride not 16-byte
+         * aligned, y misaligned as x. As in the peeled streaming kernel
+         * below: a head of h < V columns up to the row's first 16-byte
+         * boundary, the body of nfull whole vectors from there (the
+         * accesses c), a tail of fewer than V columns; each of the at most
+         * 2V - 2 edge columns is one element held by one of the group's
+         * first threads (the plan gives the group at least 2V - 2 threads),
+         * loaded with the body. Without PEEL h = 0 and there are no edges. */
         const typename T::S *xr = x + row_off(L, CS_X, r);
-        const unsigned n = (unsigned)infiniop_causal_visible(&info, r);
-        const unsigned vchunks = (n + V - 1) / V;
+        const unsigned n0 = (unsigned)infiniop_causal_visible(&info, r); /* visible columns */
+        unsigned h = 0, nchunks = nwhole, tcount = 0;
+        if constexpr (PEEL) {
+            h = (unsigned)((V - (((uintptr_t)xr / sizeof(S)) & (unsigned)(V - 1))) & (unsigned)(V - 1));
+            if (h > Tn) h = Tn;
+            nchunks = (Tn - h) / V;
+            tcount = Tn - h - nchunks * V;
+            xr += h; /* the body: 16-byte aligned (yr's too, below) */
+        }
+        const unsigned n = n0 > h ? n0 - h : 0; /* visible columns of the body and the tail */
+        /* (vectors holding a visible column; PEEL: of the body) */
+        const unsigned vchunks = !PEEL || (n + V - 1) / V < nchunks ? (n + V - 1) / V : nchunks;
+        /* this thread's edge column, relative to the body (the head's are
+         * below it: wrapped unsigned offsets, added as signed) */
+        const bool edge = PEEL && g.tid < h + tcount;
+        const int je = (int)g.tid < (int)h ? (int)g.tid - (int)h : (int)(nchunks * V + (g.tid - h));
+        const bool edge_vis = edge && je < (int)n0 - (int)h;
+        float xe = 0.0f;
+        if constexpr (PEEL)
+            if (edge_vis) xe = T::load(xr[je]);
         VT q[ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -112,7 +139,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
         }
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) /* its visible part */
             rg_prefetch(g, x + row_off(L, CS_X, ra), infiniop_causal_visible(&info, ra) * sizeof(*x));
-        float m = -INFINITY;
+        float m = edge_vis ? xe : -INFINITY;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
@@ -124,7 +151,8 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
             }
         }
         m = rg_reduce<MODE, true>(g, m, &sc, 0);
-        float sum = 0.0f;
+        const float ee = edge_vis ? cs_exp(xe - m) : 0.0f;
+        float sum = ee;
         float ev[KEEP ? ITEMS : 1][V]; /* exp(x - m), when kept */
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -142,7 +170,9 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
             }
         }
         const float inv = 1.0f / rg_reduce<MODE, false>(g, sum, &sc, 1);
-        typename T::S *yr = y + row_off(L, CS_Y, r);
+        typename T::S *yr = y + row_off(L, CS_Y, r) + h;
+        if constexpr (PEEL)
+            if (edge) yr[je] = T::store(edge_vis ? ee * inv : 0.0f);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
@@ -347,6 +377,28 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     }
 }
 
+/* The register-path instance of launch q (cuda/rows.cuh's rg_instance),
+ * for the run call and the plan (rg_plan_cap). */
+template <typename T>
+using CsRegFn = void (*)(typename T::S *, const typename T::S *, unsigned, const infiniopCausalSoftmaxInfo);
+template <typename T> static CsRegFn<T> reg_kernel(const infiniopCudaRowLaunch &q) {
+    return rg_instance<VecWidth<T>::value, 8, CsRegFn<T>>(q, [&](auto I, auto M, auto AV, auto CS) -> CsRegFn<T> {
+        constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
+        constexpr bool STRIDED = decltype(CS)::value, CAP = RgCappable<MODE, ITEMS, RV>::value;
+        /* (the peeled form: vectors, warp and block forms) */
+        constexpr bool PEEL = RV > 1 && MODE != RG_CLUSTER;
+        if (q.peel) {
+            if constexpr (PEEL)
+                return q.capped ? causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, true>
+                                : causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, false, true>;
+            else
+                return nullptr;
+        }
+        return q.capped ? causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, false>
+                        : causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, false, false>;
+    });
+}
+
 /* Runs the plan (cuda/plan.h): its aligned launch when y and x are 16-byte
  * aligned (a PEEL plan: equal modulo 16 bytes), else its unaligned one. */
 template <typename T>
@@ -361,12 +413,11 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
                                                                                   : causal_softmax_peel<T, false>,
                                     dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
                                     q.smem, *info);
-    if (rg_is_reg(q))
-        return rg_dispatch<V, 8>(q, [&](auto I, auto M, auto AV, auto CS) {
-            return rg_launch(
-                causal_softmax_reg<T, decltype(I)::value, decltype(M)::value, decltype(AV)::value, decltype(CS)::value>,
-                q, p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
-        });
+    if (rg_is_reg(q)) {
+        const CsRegFn<T> k = reg_kernel<T>(q);
+        return k ? rg_launch(k, q, p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info)
+                 : cudaErrorInvalidConfiguration;
+    }
     return stream_launch(
         q, p.pdl, stream,
         [](auto W, auto VEC) { return causal_softmax_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; },
@@ -385,7 +436,15 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
                                 true,
                                 infiniop_rows_peel_ok(&info->rows, ts, 2, V),
                                 infiniop_rows_unit_ok(&info->rows, ts, 2)};
-    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    if (st != INFINI_STATUS_SUCCESS) return st;
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err == cudaSuccess)
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, {
+            rg_plan_cap(&info->cuda.aligned, reg_kernel<T>);
+            rg_plan_cap(&info->cuda.unaligned, reg_kernel<T>);
+        });
+    return INFINI_STATUS_SUCCESS;
 }
 
 extern "C" infiniStatus_t infiniop_causal_softmax_cuda(const infiniopCausalSoftmaxInfo *info, int device_id, void *y,

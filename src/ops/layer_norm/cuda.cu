@@ -75,8 +75,8 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * registers; w and b come with x for decode shapes (WB_EARLY), in the
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
-template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS))
+template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV, bool CAP>
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
                    const __grid_constant__ infiniopLayerNormInfo info) {
@@ -552,6 +552,29 @@ static size_t ln_tile_run(const infiniopRowLayout &L) {
     return L.shape[d];
 }
 
+/* The register-path instance of launch q (cuda/rows.cuh's rg_instance),
+ * for the run call and the plan (rg_plan_cap). */
+template <typename T>
+using LnRegFn = void (*)(typename T::S *, typename T::S *, typename T::S *, const typename T::S *,
+                         const typename T::S *, const typename T::S *, unsigned, const infiniopLayerNormInfo);
+template <typename T> static LnRegFn<T> reg_kernel(const infiniopCudaRowLaunch &q) {
+    return rg_instance<VecWidth<T>::value, 4, LnRegFn<T>>(q, [&](auto I, auto M, auto AV, auto CS) -> LnRegFn<T> {
+        constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
+        constexpr bool CAP = RgCappable<MODE, ITEMS, RV>::value; /* (else the same instance twice) */
+        /* (strided rows are latency-bound: early loads only) */
+        if constexpr (decltype(CS)::value) return layer_norm_reg<T, ITEMS, MODE, true, RV, true, true, false>;
+        /* weight or bias of another stride than 1: element loads */
+        if constexpr (RV > 1)
+            if (!q.param_vec)
+                return q.early    ? layer_norm_reg<T, ITEMS, MODE, true, RV, false, false, false>
+                       : q.capped ? layer_norm_reg<T, ITEMS, MODE, false, RV, false, false, CAP>
+                                  : layer_norm_reg<T, ITEMS, MODE, false, RV, false, false, false>;
+        return q.early    ? layer_norm_reg<T, ITEMS, MODE, true, RV, false, true, false>
+               : q.capped ? layer_norm_reg<T, ITEMS, MODE, false, RV, false, true, CAP>
+                          : layer_norm_reg<T, ITEMS, MODE, false, RV, false, true, false>;
+    });
+}
+
 /* Runs the plan (cuda/plan.h): its aligned launch when every pointer it
  * reads or writes by vectors is 16-byte aligned, else its unaligned one. */
 template <typename T>
@@ -571,22 +594,11 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
         return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), q.smem, stream, q.cluster,
                                     p.pdl, o, z, sd, x, ws, bs, q.tile_rows, q.tile_cols, q.tile_pitch,
                                     q.tile_run, *info);
-    if (rg_is_reg(q))
-        return rg_dispatch<V>(q, [&](auto I, auto M, auto AV, auto CS) {
-            constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-            auto go = [&](auto kernel) {
-                return rg_launch(kernel, q, p.pdl, stream, o, z, sd, x, ws, bs, q.lanes, *info);
-            };
-            /* (strided rows are latency-bound: early loads only) */
-            if constexpr (decltype(CS)::value) return go(layer_norm_reg<T, ITEMS, MODE, true, RV, true, true>);
-            /* weight or bias of another stride than 1: element loads */
-            if constexpr (RV > 1)
-                if (!q.param_vec)
-                    return q.early ? go(layer_norm_reg<T, ITEMS, MODE, true, RV, false, false>)
-                                   : go(layer_norm_reg<T, ITEMS, MODE, false, RV, false, false>);
-            return q.early ? go(layer_norm_reg<T, ITEMS, MODE, true, RV, false, true>)
-                           : go(layer_norm_reg<T, ITEMS, MODE, false, RV, false, true>);
-        });
+    if (rg_is_reg(q)) {
+        const LnRegFn<T> k = reg_kernel<T>(q);
+        return k ? rg_launch(k, q, p.pdl, stream, o, z, sd, x, ws, bs, q.lanes, *info)
+                 : cudaErrorInvalidConfiguration;
+    }
     return stream_launch(
         q, p.pdl, stream,
         [](auto W, auto VEC) { return layer_norm_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; }, o, z,
@@ -606,7 +618,15 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 false,
                                 infiniop_rows_unit_ok(&info->rows, ts, 3),
                                 ln_tile_run(info->rows)};
-    return infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    if (st != INFINI_STATUS_SUCCESS) return st;
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err == cudaSuccess)
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, {
+            rg_plan_cap(&info->cuda.aligned, reg_kernel<T>);
+            rg_plan_cap(&info->cuda.unaligned, reg_kernel<T>);
+        });
+    return INFINI_STATUS_SUCCESS;
 }
 
 extern "C" infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out,
