@@ -66,6 +66,13 @@ static void named_cases(void) {
               p.aligned.items == 1 && p.same16,
           "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
           p.aligned.items);
+    /* f32 16x257x257: latency-bound in vectors, not in elements: a warp a row (64 vectors, 2 a
+     * lane), not spread over a block */
+    p = plan(16 * 257, 257, 4, SOFTMAX, false, true, true, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && p.aligned.lanes == 32 &&
+              p.aligned.items == 2 && p.same16,
+          "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
+          p.aligned.items);
     /* rows longer than a block holds: the peeled streaming kernel (the peeled register path has
      * no cluster form) */
     p = plan(4 * 20001, 20001, 8, SOFTMAX, false, true, true, true);

@@ -164,8 +164,13 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
         scalar ? 32 * its[2] : (reg_flags & INFINIOP_CUDA_REG_WARP8) && !lat && kn.warp8 ? 256 : 128;
     /* Latency-bound: a row of more than 32 accesses is spread over a
      * block, an access a thread, rather than held by one warp, whose long
-     * dependent chain of instructions would then be the whole latency. */
-    const bool spread = lat && acc > 32;
+     * dependent chain of instructions would then be the whole latency.
+     * The peeled form only where the shape is latency-bound counted in
+     * elements too (as the entry before it, row_impls): softmax f32
+     * 16x257x257, 4112 rows of 64 vectors, is latency-bound in vectors
+     * only, and spread at a vector a thread it ran 5.42 us on an H200,
+     * the peeled streaming kernel's warp a row 4.64 (bench/NOTES.md). */
+    const bool spread = lat && acc > 32 && (!peel || latency_bound(c, ncols));
     infiniopCudaRowLaunch r = {};
     r.scalar = scalar;
     /* rows of other column strides: the block and cluster forms (their
