@@ -358,5 +358,13 @@ template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pi
     }
     q->capped = (unsigned)b0 * q->threads < 20u * 32u && b1 > b0 && a1.localSizeBytes <= RG_CAP_SPILL;
 }
+/* rg_plan_cap on both launches of an operator's plan, on its device. */
+template <typename Fn>
+static void rg_plan_caps(int device_id, infiniopCudaRowPlan *p, Fn (*pick)(const infiniopCudaRowLaunch &)) {
+    InfiniopCudaDeviceGuard guard(device_id);
+    if (guard.err != cudaSuccess) return; /* (the plan stands uncapped) */
+    rg_plan_cap(&p->aligned, pick);
+    rg_plan_cap(&p->unaligned, pick);
+}
 
 #endif /* INFINIOP_CUDA_ROWS_CUH */

@@ -260,18 +260,15 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
         false,
         infiniop_rows_unit_ok(&info->rows, ts, 4)};
     const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
-    InfiniopCudaDeviceGuard guard(device_id);
-    if (guard.err == cudaSuccess)
+    if (st == INFINI_STATUS_SUCCESS)
         INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->atype, A, {
             INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->wtype, W, {
-                if constexpr (sizeof(typename A::S) != 4 || sizeof(typename W::S) == 4) {
-                    rg_plan_cap(&info->cuda.aligned, reg_kernel<A, W>);
-                    rg_plan_cap(&info->cuda.unaligned, reg_kernel<A, W>);
-                }
+                /* (F32 activations take F32 weights only, as launch_pair) */
+                if constexpr (sizeof(typename A::S) != 4 || sizeof(typename W::S) == 4)
+                    rg_plan_caps(device_id, &info->cuda, reg_kernel<A, W>);
             });
         });
-    return INFINI_STATUS_SUCCESS;
+    return st;
 }
 
 extern "C" infiniStatus_t infiniop_add_rms_norm_cuda(const infiniopAddRMSNormInfo *info, int device_id, void *y,

@@ -619,14 +619,9 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 infiniop_rows_unit_ok(&info->rows, ts, 3),
                                 ln_tile_run(info->rows)};
     const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
-    if (st != INFINI_STATUS_SUCCESS) return st;
-    InfiniopCudaDeviceGuard guard(device_id);
-    if (guard.err == cudaSuccess)
-        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, {
-            rg_plan_cap(&info->cuda.aligned, reg_kernel<T>);
-            rg_plan_cap(&info->cuda.unaligned, reg_kernel<T>);
-        });
-    return INFINI_STATUS_SUCCESS;
+    if (st == INFINI_STATUS_SUCCESS)
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, reg_kernel<T>));
+    return st;
 }
 
 extern "C" infiniStatus_t infiniop_layer_norm_cuda(const infiniopLayerNormInfo *info, int device_id, void *out,
