@@ -72,8 +72,10 @@ INFINIOP_ALWAYS_INLINE void row_scalar(const ctx_t *c, infiniDtype_t at, infiniD
 
 /* rb: NULL, or room for D rounded up to VL floats: pass 1 keeps r there and
  * pass 2 reads it back instead of loading, converting and adding a and b
- * again (the same float32 values, so the same outputs). */
-INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r, float *rb) {
+ * again (the same float32 values, so the same outputs). wb: NULL, or the
+ * weight as float32 (the same values as its loads give). */
+INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r, float *rb,
+                                       const float *wb) {
     const infiniopAddRMSNormInfo *info = c->info;
     size_t D = info->rows.ncols;
     rowptr_t p = row_pointers(c, at, r);
@@ -102,19 +104,21 @@ INFINIOP_ALWAYS_INLINE void row_vector(const ctx_t *c, infiniDtype_t at, infiniD
     float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
     bool stream = c->stream; /* locals: the stores may alias *c for the compiler */
     const char *w = c->w;
+#define ARN_W(jj) (wb ? v_load(wb + (jj), INFINI_DTYPE_F32) : v_load(V_CAT(w, wt, (jj)), wt))
     size_t j = 0;
     for (; j + 2 * VL <= D; j += 2 * VL) {
         vf v0 = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
         vf v1 = rb ? v_load(rb + j + VL, INFINI_DTYPE_F32)
                    : v_load(V_CAT(p.a, at, j + VL), at) + v_load(V_CAT(p.b, at, j + VL), at);
-        v_put2x2(V_AT(p.res, at, j), V_AT(p.y, at, j), at, v0, v1, v0 * scale * v_load(V_CAT(w, wt, j), wt),
-                 v1 * scale * v_load(V_CAT(w, wt, j + VL), wt), stream);
+        v_put2x2(V_AT(p.res, at, j), V_AT(p.y, at, j), at, v0, v1, v0 * scale * ARN_W(j), v1 * scale * ARN_W(j + VL),
+                 stream);
     }
     for (; j + VL <= D; j += VL) {
         vf v = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load(V_CAT(p.a, at, j), at) + v_load(V_CAT(p.b, at, j), at);
         v_put(V_AT(p.res, at, j), at, v, stream);
-        v_put(V_AT(p.y, at, j), at, v * scale * v_load(V_CAT(w, wt, j), wt), stream);
+        v_put(V_AT(p.y, at, j), at, v * scale * ARN_W(j), stream);
     }
+#undef ARN_W
     if (j < D) {
         size_t n = D - j;
         vf v = rb ? v_load(rb + j, INFINI_DTYPE_F32) : v_load_n(V_CAT(p.a, at, j), at, n) + v_load_n(V_CAT(p.b, at, j), at, n);
@@ -254,10 +258,22 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
             return;
         }
 #endif
-        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, rb);
+        /* several rows: the weight converted to float32 once (wb), not on
+         * every row (two of pass 2's operations a half-type vector: bf16
+         * rows of 128, 1 thread, in cache: bench/NOTES.md session 17);
+         * one row (decode) reads it as it is */
+        _Alignas(64) float wb[RBUF + VL];
+        const float *wp = NULL;
+        if (wt != INFINI_DTYPE_F32 && r1 - r0 > 1) {
+            size_t j = 0;
+            for (; j + VL <= D; j += VL) v_store(wb + j, INFINI_DTYPE_F32, v_load(V_CAT(c->w, wt, j), wt));
+            if (j < D) v_store(wb + j, INFINI_DTYPE_F32, v_load_n(V_CAT(c->w, wt, j), wt, D - j));
+            wp = wb;
+        }
+        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, rb, wp);
         if (c->stream) v_stream_fence();
     } else if (c->info->w_stride == 1 || D == 1) {
-        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, NULL);
+        for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, NULL, NULL);
         if (c->stream) v_stream_fence();
     } else {
         for (size_t r = r0; r < r1; ++r) row_scalar(c, at, wt, r);
