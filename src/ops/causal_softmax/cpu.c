@@ -182,6 +182,13 @@ INFINIOP_ALWAYS_INLINE void sm_max(smrow_t *s, infiniDtype_t t) {
  * m by more than ~88 or the row holds a NaN or +inf: rows_vec then takes
  * the exact maximum (sm_max) and sums again. */
 #define SM_HEAD (V_FMA && VL == 16)
+/* SM_HEAD rows of half types one after another, each row's output pass
+ * run pair by pair inside the next row's sum (sm_sum_out). */
+#define SM_FUSE SM_HEAD
+/* (The output pass's loads and streaming stores then interleave with the
+ * next row's exponentials instead of following them: causal_softmax bf16
+ * 8x1024x1024, 2 threads, paired bench, 1.08-1.11x the bytes a second;
+ * the same bits, bench/NOTES.md session 17.) */
 #define HEAD (4 * VL)
 INFINIOP_ALWAYS_INLINE void sm_head(smrow_t *s, infiniDtype_t t) {
     size_t n = s->n < HEAD ? s->n : HEAD, j = 0;
@@ -201,14 +208,23 @@ INFINIOP_ALWAYS_INLINE vf sm_exp(vf x, float m, float c, bool half) {
 /* e = e^(x - m) into the buffer and its sum, in float32 lanes per block.
  * F16/BF16 outputs: v_exp_neg_h's half variant. prefetch: x is read from
  * memory here (SM_HEAD). */
-INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
+INFINIOP_ALWAYS_INLINE size_t sm_sum_out(smrow_t *s, infiniDtype_t t, bool prefetch, const smrow_t *po, bool stream);
+INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) { (void)sm_sum_out(s, t, prefetch, NULL, false); }
+/* sm_sum, and with po (a half-type row whose sum is known, e in its
+ * buffer, m finite) po's output pass over its whole pairs of columns
+ * [0, returned), step by step with s's exponentials (SM_FUSE). */
+INFINIOP_ALWAYS_INLINE size_t sm_sum_out(smrow_t *s, infiniDtype_t t, bool prefetch, const smrow_t *po, bool stream) {
     const bool half = t != INFINI_DTYPE_F32;
     const void *xr = s->x;
     float *e = s->e, m = s->m, total = 0.0f;
-    size_t n = s->n, j;
+    size_t n = s->n, j, pdone = 0;
+    const size_t pn = po ? po->n : 0;
+    const float *pe = po ? po->e : NULL;
+    void *py = po ? po->y : NULL;
+    const vf prcp = v_splat(po ? 1.0f / po->total : 0.0f);
     if (!isfinite(m)) { /* SM_HEAD: a head of -inf (the rest may be finite), +inf or NaN: the caller takes */
         s->total = NAN; /* the row's maximum; after the maximum: sm_out writes the NaN row */
-        return;
+        return 0;
     }
     float c = m * 1.44269504088896341f; /* v_exp_shifted_half's shift */
     for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
@@ -231,6 +247,12 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
                     if (e) *(vf_u *)(e + j + k * VL) = v;
                     acc[k] += v;
                 }
+                if (po && j + VW <= pn) { /* po's two pairs at j: sm_out_k's loop */
+                    for (size_t q = j; q < j + VW; q += 2 * VL)
+                        v_put2(V_AT(py, t, q), t, v_load(pe + q, INFINI_DTYPE_F32) * prcp,
+                               v_load(pe + q + VL, INFINI_DTYPE_F32) * prcp, stream);
+                    pdone = j + VW;
+                }
             }
         }
         for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step */
@@ -248,6 +270,7 @@ INFINIOP_ALWAYS_INLINE void sm_sum(smrow_t *s, infiniDtype_t t, bool prefetch) {
         V_PREFETCH_SPAN(V_CAT(xr, t, n), 128);
     }
     s->total = total;
+    return pdone;
 }
 
 /* The shift and the sum of rows a and b (b may be NULL): SM_HEAD's shift
@@ -275,7 +298,7 @@ INFINIOP_ALWAYS_INLINE void sm_stats(smrow_t *a, smrow_t *b, infiniDtype_t t) {
 /* y = e / total over the visible columns, zeros over the masked ones; a
  * row whose maximum is not finite (+inf, or every visible entry -inf or
  * NaN) is NaN over its visible part, as the scalar formulas give. */
-INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool stream, bool ebuf) {
+INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool stream, bool ebuf, size_t j0) {
     const bool half = t != INFINI_DTYPE_F32;
     const void *xr = s->x;
     void *yr = s->y;
@@ -299,12 +322,12 @@ INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool str
      * output; AVX2 and generic only (the AVX-512 loop, one copy, measured
      * 6-9% slower split in two) */
     if (VL == 8 && isfinite(s->total)) {
-        for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
+        for (j = j0; j + 2 * VL <= n; j += 2 * VL) {
             vf a = SM_Y(j), b = SM_Y(j + VL);
             v_put2_nonan(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
         }
     } else {
-        for (j = 0; j + 2 * VL <= n; j += 2 * VL) {
+        for (j = j0; j + 2 * VL <= n; j += 2 * VL) {
             vf a = SM_Y(j), b = SM_Y(j + VL);
             v_put2(V_AT(yr, t, j), t, SM_DIV(a), SM_DIV(b), stream);
         }
@@ -332,19 +355,21 @@ INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool str
 /* sm_out with stream and "e holds the row" as compile-time constants: the
  * loops test neither (GCC left both tests in the AVX2 output loop, 4 of
  * its 25 instructions a BF16 pair); AVX2 and generic only. */
-INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) {
+INFINIOP_ALWAYS_INLINE void sm_out_from(const smrow_t *s, infiniDtype_t t, bool stream, size_t j0) {
     if (VL == 16) { /* AVX-512: one copy, as measured faster (bench/NOTES.md) */
-        sm_out_k(s, t, stream, s->e != NULL);
+        sm_out_k(s, t, stream, s->e != NULL, j0);
         return;
     }
     if (s->e) {
-        if (stream) sm_out_k(s, t, true, true);
-        else sm_out_k(s, t, false, true);
+        if (stream) sm_out_k(s, t, true, true, j0);
+        else sm_out_k(s, t, false, true, j0);
     } else {
-        if (stream) sm_out_k(s, t, true, false);
-        else sm_out_k(s, t, false, false);
+        if (stream) sm_out_k(s, t, true, false, j0);
+        else sm_out_k(s, t, false, false, j0);
     }
 }
+
+INFINIOP_ALWAYS_INLINE void sm_out(const smrow_t *s, infiniDtype_t t, bool stream) { sm_out_from(s, t, stream, 0); }
 
 typedef struct {
     const infiniopCausalSoftmaxInfo *info;
@@ -353,12 +378,36 @@ typedef struct {
     bool vector, stream;
 } ctx_t;
 
-/* Rows [r0, r1) two at a time, phase by phase. */
+/* Rows [r0, r1): half types on AVX-512 (SM_FUSE) one at a time, each
+ * row's output pass in the next row's sum; else two at a time, phase by
+ * phase. */
 INFINIOP_ALWAYS_INLINE void rows_vec(const ctx_t *c, infiniDtype_t t, size_t r0, size_t r1) {
     float bufa[BUF + VW], bufb[BUF + VW];
     smrow_t a, b;
     size_t r = r0, S = c->info->S, i = r0 % S; /* i: r's row in its slice */
 #define SM_NEXT(i) ((i) + 1 == S ? 0 : (i) + 1)
+    if (SM_FUSE && t != INFINI_DTYPE_F32) {
+        smrow_t rows[2];
+        float *bufs[2] = {bufa, bufb};
+        smrow_t *p = NULL;
+        for (int k = 0; r < r1; ++r, k ^= 1) {
+            smrow_t *s = &rows[k];
+            sm_init(s, c->info, t, r, i, c->y, c->x, bufs[k]);
+            i = SM_NEXT(i);
+            sm_head(s, t);
+            /* the previous row's output, pair by pair, with this row's sum */
+            bool fuse = p && p->e && isfinite(p->m);
+            size_t done = sm_sum_out(s, t, true, fuse ? p : NULL, c->stream);
+            if (__builtin_expect(!isfinite(s->total), 0)) {
+                sm_max(s, t);
+                sm_sum(s, t, false);
+            }
+            if (p) sm_out_from(p, t, c->stream, done);
+            p = s;
+        }
+        if (p) sm_out(p, t, c->stream);
+        return;
+    }
     for (; r + 2 <= r1; r += 2) {
         sm_init(&a, c->info, t, r, i, c->y, c->x, bufa);
         i = SM_NEXT(i);
