@@ -350,9 +350,16 @@ template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pi
     if (!f0 || !f1 || f0 == f1) return;
     int b0 = 0, b1 = 0;
     cudaFuncAttributes a1;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, f1, (int)q->threads, 0) != cudaSuccess ||
-        cudaFuncGetAttributes(&a1, f1) != cudaSuccess) {
+    /* (queries that may load the kernels: in this thread's relaxed capture
+     * mode, so that a graph another thread is capturing in global mode is
+     * not invalidated by a descriptor created meanwhile) */
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    const bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) == cudaSuccess &&
+                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, f1, (int)q->threads, 0) == cudaSuccess &&
+                    cudaFuncGetAttributes(&a1, f1) == cudaSuccess;
+    if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (!ok) {
         (void)cudaGetLastError(); /* (the plan stands; the error is not the next call's) */
         return;
     }
