@@ -33,7 +33,8 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
     case INFINIOP_CUDA_ROW_REG_SUB:
     case INFINIOP_CUDA_ROW_REG_BLOCK:
     case INFINIOP_CUDA_ROW_REG_CLUSTER:
-        infiniop_append(b, n, len, " access=%s prefetch=%u%s%s", q->scalar ? "elem" : q->peel ? "vec16-peel" : "vec16", q->prefetch,
+        infiniop_append(b, n, len, " access=%s prefetch=%u%s%s",
+                        q->scalar ? "elem" : q->peel ? "vec16-peel" : "vec16", q->prefetch,
                         q->early ? " early-loads" : "", q->capped ? " regs<=64" : "");
         break;
     case INFINIOP_CUDA_ROW_STREAM_WARP_VEC:

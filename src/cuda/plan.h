@@ -71,9 +71,9 @@ typedef struct {
                           where the operator has it; CLUSTER: 16) */
     bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
     bool peel;         /* REG_SUB, REG_BLOCK by vectors, operators that have it: rows of unit column
-                          stride not 16-byte aligned (a PEEL layout, plan.same16), read and written by
-                          the aligned vectors that cover them, the partial first and last element by
-                          element */
+                          stride not 16-byte aligned (a PEEL layout, plan.same16): the body's whole
+                          aligned vectors are the accesses, the head and tail (at most 2V - 2
+                          elements) one element each to the group's first threads */
     bool strided;      /* REG_BLOCK, REG_CLUSTER, scalar: the elements at the tensors' column strides
                           (any; transposed inputs, latency-bound shapes only), not consecutive */
     unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */

@@ -174,10 +174,12 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
 }
 
 /* Launch one kernel of the register path (a cluster of q.cluster blocks
- * for REG_CLUSTER). */
+ * for REG_CLUSTER); kernel null (rg_instance named none):
+ * cudaErrorInvalidConfiguration. */
 template <typename... KArgs, typename... Args>
 static cudaError_t rg_launch(void (*kernel)(KArgs...), const infiniopCudaRowLaunch &q, bool pdl, cudaStream_t stream,
                              Args... args) {
+    if (!kernel) return cudaErrorInvalidConfiguration;
     return infiniop_cuda_launch(kernel, dim3(q.grid), dim3(q.threads), 0, stream,
                                 q.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER ? q.cluster : 1u, pdl, args...);
 }
@@ -308,7 +310,7 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
  *   has a single vector in flight, so the resident warps are what keeps the
  *   memory system busy (layer_norm f32 512x28x128 took 7% longer when its
  *   instance went from 56 to 58 registers; bench/NOTES.md);
- * - CAP, the capped instance of RG_CAPPABLE launches (rg_plan_cap): 2
+ * - CAP, the capped instance of RgCappable launches (rg_plan_cap): 2
  *   blocks of 512 threads an SM, 64 registers.
  * (A minimum of 1 rather than 0 changes ptxas's choice of registers below
  * the cap.) */
@@ -326,15 +328,15 @@ template <int MODE, int ITEMS, int V> struct RgCappable {
     static constexpr bool value = MODE == RG_BLOCK && ITEMS == 4 && V > 1;
 };
 
-/* The plan's choice between an RG_CAPPABLE launch's two instances, made
+/* The plan's choice between an RgCappable launch's two instances, made
  * once at descriptor creation from what the compiler gave them (pick:
  * the operator's instance for a launch, as its run call chooses it). The
  * rule: the capped instance where the uncapped one leaves fewer than 20
  * resident warps an SM (under a third of Hopper's 64) and the capped one
  * holds more blocks, spilling at most RG_CAP_SPILL bytes a thread (a few
  * registers' worth, stored and reloaded through L1 outside the loads'
- * round trip: the measured gains below came with 12-28 bytes). The long rows of many-row sets are
- * where this holds: layer_norm bf16 8192x14336 (448 threads, 80
+ * round trip: the measured gains below came with 12-28 bytes). The long
+ * rows of many-row sets are where this holds: layer_norm bf16 8192x14336 (448 threads, 80
  * registers: one block, 14 warps) 215 -> 187 us with the capped instance
  * (two blocks); at 128-256 threads the uncapped one already holds 24 or
  * more warps, and capping them cost 4-6% (bench/NOTES.md, sessions 16-17).
@@ -343,7 +345,7 @@ template <int MODE, int ITEMS, int V> struct RgCappable {
 #define RG_CAP_SPILL 32
 template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pick)(const infiniopCudaRowLaunch &)) {
     q->capped = false;
-    if (q->kernel != INFINIOP_CUDA_ROW_REG_BLOCK || q->items != 4 || q->scalar || q->strided || q->early) return;
+    if (q->kernel != INFINIOP_CUDA_ROW_REG_BLOCK || q->items != 4 || q->scalar || q->early) return;
     infiniopCudaRowLaunch c = *q;
     c.capped = true;
     const Fn f0 = pick(*q), f1 = pick(c);

@@ -223,10 +223,7 @@ static cudaError_t launch(const infiniopAddRMSNormInfo *info, void *y, void *res
     S *ys = (S *)y, *rs = (S *)res;
     const S *as = (const S *)a, *bs = (const S *)b;
     const SW *wp = (const SW *)w;
-    if (rg_is_reg(q)) {
-        const ArnRegFn<A, W> k = reg_kernel<A, W>(q);
-        return k ? rg_launch(k, q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info) : cudaErrorInvalidConfiguration;
-    }
+    if (rg_is_reg(q)) return rg_launch(reg_kernel<A, W>(q), q, p.pdl, stream, ys, rs, as, bs, wp, q.lanes, *info);
     return stream_launch(
         q, p.pdl, stream,
         [](auto WARP, auto VEC) {

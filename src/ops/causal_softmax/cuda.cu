@@ -413,11 +413,7 @@ static cudaError_t launch(const infiniopCausalSoftmaxInfo *info, void *y, const 
                                                                                   : causal_softmax_peel<T, false>,
                                     dim3(q.grid), dim3(q.threads), q.smem, stream, 1u, p.pdl, (S *)y, (const S *)x,
                                     q.smem, *info);
-    if (rg_is_reg(q)) {
-        const CsRegFn<T> k = reg_kernel<T>(q);
-        return k ? rg_launch(k, q, p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info)
-                 : cudaErrorInvalidConfiguration;
-    }
+    if (rg_is_reg(q)) return rg_launch(reg_kernel<T>(q), q, p.pdl, stream, (S *)y, (const S *)x, q.lanes, *info);
     return stream_launch(
         q, p.pdl, stream,
         [](auto W, auto VEC) { return causal_softmax_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; },

@@ -594,11 +594,7 @@ static cudaError_t launch(const infiniopLayerNormInfo *info, void *out, void *st
         return infiniop_cuda_launch(layer_norm_tile<T>, dim3(q.grid), dim3(q.threads), q.smem, stream, q.cluster,
                                     p.pdl, o, z, sd, x, ws, bs, q.tile_rows, q.tile_cols, q.tile_pitch,
                                     q.tile_run, *info);
-    if (rg_is_reg(q)) {
-        const LnRegFn<T> k = reg_kernel<T>(q);
-        return k ? rg_launch(k, q, p.pdl, stream, o, z, sd, x, ws, bs, q.lanes, *info)
-                 : cudaErrorInvalidConfiguration;
-    }
+    if (rg_is_reg(q)) return rg_launch(reg_kernel<T>(q), q, p.pdl, stream, o, z, sd, x, ws, bs, q.lanes, *info);
     return stream_launch(
         q, p.pdl, stream,
         [](auto W, auto VEC) { return layer_norm_kernel<T, decltype(VEC)::value ? V : 1, decltype(W)::value>; }, o, z,
