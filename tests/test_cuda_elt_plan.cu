@@ -36,9 +36,15 @@ static infiniopCudaEltPlan plan(infiniDtype_t dt, int ndim, const size_t *shape,
         L.in_stride[d] = is[d];
         L.n *= shape[d];
     }
-    bool oc = ndim == 1 && os[0] == 1, ic = ndim == 1 && is[0] == 1;
+    /* the output one dense run (row-major), as infiniop_elt_layout_init says */
+    bool oc = true;
+    ptrdiff_t expect = 1;
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (os[d] != expect) oc = false;
+        expect *= (ptrdiff_t)shape[d];
+    }
     L.out_contiguous = oc;
-    L.contiguous = oc && ic;
+    L.contiguous = ndim == 1 && os[0] == 1 && is[0] == 1;
     infiniStatus_t st = infiniop_unary_cuda_plan(&info, 0);
     CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
     return info.cuda;
@@ -98,6 +104,47 @@ static void named_cases(void) {
         P = plan(INFINI_DTYPE_F64, 2, sh2, os2, is2);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED && P.aligned.threads == 256,
               "kernel %d threads %u", (int)P.aligned.kernel, P.aligned.threads);
+    }
+    {   /* GATHER (a dense output, 8 warps an SM or more of its vectors):
+         * a 1-d input of stride 2 (f16 1000x1001 with every other column,
+         * coalesced to one dimension, which ROWS does not take), 125125
+         * vectors; rows of 367 (an odd length: ROWS would write them an
+         * element at a time), input stride 2, 1.48 M vectors, two a thread */
+        const size_t sh1[1] = {1001000};
+        const ptrdiff_t os1[1] = {1}, is1[1] = {2};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F16, 1, sh1, os1, is1);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_GATHER && P.aligned.vec == 8 && P.aligned.items == 1 &&
+                  P.aligned.threads == 128 && (size_t)P.aligned.grid[0] * P.aligned.threads >= 125125 &&
+                  P.align == 16 && P.align_out && P.unaligned.kernel == INFINIOP_CUDA_ELT_STRIDED,
+              "kernel %d / %d vec %u items %u", (int)P.aligned.kernel, (int)P.unaligned.kernel, P.aligned.vec,
+              P.aligned.items);
+        const size_t sh2[2] = {32328, 367};
+        const ptrdiff_t os2[2] = {367, 1}, is2[2] = {2 * 742, 2};
+        P = plan(INFINI_DTYPE_F16, 2, sh2, os2, is2);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_GATHER && P.aligned.items == 2 && P.aligned.threads == 128 &&
+                  P.unaligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.unaligned.vec == 1,
+              "kernel %d / %d items %u", (int)P.aligned.kernel, (int)P.unaligned.kernel, P.aligned.items);
+        /* not GATHER: the output not dense (padded rows); rows a 16-byte
+         * vector wide; an input broadcast (rows repeated, or the last
+         * dimension); f32 92 K elements of a reversed layout (23 K vectors:
+         * 5.5 warps an SM): STRIDED */
+        const ptrdiff_t os3[2] = {376, 1};
+        P = plan(INFINI_DTYPE_F16, 2, sh2, os3, is2);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS, "kernel %d", (int)P.aligned.kernel);
+        const size_t sh4[2] = {2047, 4096};
+        const ptrdiff_t os4[2] = {4096, 1}, is4[2] = {8192, 1};
+        P = plan(INFINI_DTYPE_F32, 2, sh4, os4, is4);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS, "kernel %d", (int)P.aligned.kernel);
+        const size_t sh5[2] = {3571, 7814};
+        const ptrdiff_t os5[2] = {7814, 1}, is5[2] = {0, 1}, is6[2] = {1, 0};
+        P = plan(INFINI_DTYPE_BF16, 2, sh5, os5, is5);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS, "kernel %d", (int)P.aligned.kernel);
+        P = plan(INFINI_DTYPE_BF16, 2, sh5, os5, is6);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.aligned.in1, "kernel %d", (int)P.aligned.kernel);
+        const size_t sh7[4] = {23, 67, 10, 6};
+        const ptrdiff_t os7[4] = {67 * 60, 60, 6, 1}, is7[4] = {1, 23, 23 * 67, 23 * 670};
+        P = plan(INFINI_DTYPE_F32, 4, sh7, os7, is7);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_STRIDED, "kernel %d", (int)P.aligned.kernel);
     }
     {   /* transposes (the input's unit stride on dimension 0): odd
          * extents of two waves or more take 32 x 64 tiles (f16 4265x37929:
@@ -226,6 +273,18 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
                   l.grid[0], l.threads, l.items, acc);
         else
             CHECK(l.grid[0] >= 1, "%s: grid %u", what, l.grid[0]);
+        break;
+    }
+    case INFINIOP_CUDA_ELT_GATHER: {
+        /* vec's launch shape over 8 warps an SM or more of vectors (the
+         * last one partial): 128 threads, one pass; 32-bit indices */
+        const size_t acc = (n + l.vec - 1) / l.vec;
+        CHECK(l.vec * es == 16 && (l.items == 1 || l.items == 2), "%s: vec %u items %u", what, l.vec, l.items);
+        CHECK(l.threads == 128, "%s: threads %u", what, l.threads);
+        CHECK(acc >= 8 * 32 * (size_t)g_dev.sm_count, "%s: %zu vectors", what, acc);
+        CHECK((size_t)l.grid[0] * l.threads * l.items >= acc, "%s: grid %u x %u x %u < %zu vectors", what, l.grid[0],
+              l.threads, l.items, acc);
+        CHECK(n < ((size_t)1 << 31), "%s: %zu elements on 32-bit indices", what, n);
         break;
     }
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:

@@ -184,6 +184,16 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              TRANSPOSE_TILE where its tiles are at least half full (at
  *              8-byte elements: 32-wide tiles giving half the SMs a
  *              block), else STRIDED;
+ *   GATHER     the output one dense run (fewer than 2^31 elements), in
+ *              place of STRIDED and of ROWS narrower than a 16-byte
+ *              vector (row lengths or strides not multiples of V; not
+ *              ROWS's broadcast rows of 4- and 8-byte elements, which
+ *              compute each distinct input row once): a thread writes
+ *              `items` `vec`-element vectors of the output, each one
+ *              16-byte store, gathering their inputs at the input's
+ *              strides (one 16-byte load where they are an aligned
+ *              unit-stride run); needs the output pointer 16-byte aligned
+ *              (`align_out`), fallback the kernel it replaces;
  *   STRIDED    anything else: one element a thread, offsets from the
  *              coalesced shape (grid-stride loop).
  * docs/PERFORMANCE.md ("Elementwise plan") gives the launch-shape rules. */
@@ -194,6 +204,7 @@ typedef enum {
     INFINIOP_CUDA_ELT_TRANSPOSE_VEC = 3,
     INFINIOP_CUDA_ELT_TRANSPOSE_TILE = 4,
     INFINIOP_CUDA_ELT_STRIDED = 5,
+    INFINIOP_CUDA_ELT_GATHER = 6,
 } infiniopCudaEltKernel;
 
 /* One kernel and its launch parameters. */
@@ -201,8 +212,8 @@ typedef struct {
     infiniopCudaEltKernel kernel;
     unsigned threads;  /* threads per block */
     unsigned grid[3];  /* blocks along x, y, z */
-    unsigned vec;      /* elements per access (VEC, ROWS); 1 otherwise */
-    unsigned items;    /* accesses a thread issues before its first store (VEC, ROWS) */
+    unsigned vec;      /* elements per access (VEC, ROWS, GATHER); 1 otherwise */
+    unsigned items;    /* accesses a thread issues before its first store (VEC, ROWS, GATHER) */
     unsigned lanes;    /* ROWS: threads along a row (blockDim.x); threads / lanes rows at once */
     unsigned rows;     /* ROWS: rows each thread loops over */
     bool in1;          /* ROWS: the input one element at a time, at its last dimension's stride (any
@@ -218,7 +229,7 @@ typedef struct {
 typedef struct {
     infiniopCudaEltLaunch aligned, unaligned;
     unsigned align;
-    bool align_out; /* only the output pointer needs `align` (ROWS with in1) */
+    bool align_out; /* only the output pointer needs `align` (ROWS with in1, GATHER) */
     int tile_p; /* TRANSPOSE_*: the input's unit-stride dimension; -1 otherwise */
     size_t planes; /* TRANSPOSE_*: the (p, q) planes, the product of the other extents (a kernel
                       with one plane computes no plane offsets) */

@@ -432,6 +432,17 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 {2, {64, 96}, {96, 1}, {96, -1}, 0, 0, 0},
                 {2, {330, 2000}, {2000, 1}, {1, 0}, 0, 0, 0},
                 {3, {7, 3, 40}, {120, 40, 1}, {3, 1, 0}, 0, 0, 0},
+                /* a dense output gathered (GATHER, on GPUs of up to 140
+                 * SMs): a 1-d input of stride 2 whose length no vector
+                 * width divides; rows of 3 (each vector spans rows) from
+                 * a transposed input; odd rows of a stride-2 input, 4.4 M
+                 * elements (two vectors a thread at 2-byte types), and
+                 * the same with the output one element off (the
+                 * fallback) */
+                {1, {600001}, {1}, {2}, 0, 0, 0},
+                {2, {100000, 3}, {3, 1}, {1, 100000}, 0, 0, 0},
+                {2, {1100, 4001}, {4001, 1}, {8004, 2}, 0, 0, 0},
+                {2, {1100, 4001}, {4001, 1}, {8004, 2}, 0, 1, 0},
             };
             for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++) {
                 if (tl_quick && rc[k].shape[0] * rc[k].shape[1] * (rc[k].nd == 3 ? rc[k].shape[2] : 1) > 2000000 &&

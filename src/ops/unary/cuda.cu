@@ -235,6 +235,78 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
     }
 }
 
+/* GATHER: the output one dense run (its pointer 16-byte aligned), the
+ * input any layout (the plan's rule says which): a thread writes ITEMS
+ * 16-byte vectors of V consecutive output elements, each one store, and
+ * gathers their V inputs at the input's strides (one 16-byte load where
+ * they are an aligned run of unit stride). The input offset of a vector
+ * costs one division by the innermost extent Q (and one more a further
+ * dimension) for V elements; a vector that crosses a row end (rows of
+ * fewer than V elements, or Q not a multiple of V) steps to the next row
+ * element by element. 32-bit indices (plan: n < 2^31). All of a thread's
+ * loads are issued before its first store. */
+__device__ __forceinline__ ptrdiff_t gather_row_base(const infiniopEltLayout &L, uint32_t row) {
+    const int q = L.ndim - 1;
+    if (q == 0) return 0;
+    ptrdiff_t b = 0;
+    for (int d = q - 1; d > 0; --d) {
+        const uint32_t len = (uint32_t)L.shape[d], k = row % len;
+        row /= len;
+        b += (ptrdiff_t)k * L.in_stride[d];
+    }
+    return b + (ptrdiff_t)row * L.in_stride[0];
+}
+template <typename T, int KIND, int ITEMS>
+__global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant__ infiniopEltLayout L,
+                                                           typename T::S *out, const typename T::S *in) {
+    grid_dependency();
+    typedef typename T::S S;
+    typedef Vec<S, VecWidth<T>::value> VT;
+    constexpr int V = VecWidth<T>::value;
+    const uint32_t n = (uint32_t)L.n, Q = (uint32_t)L.shape[L.ndim - 1];
+    const ptrdiff_t ics = L.in_stride[L.ndim - 1];
+    const uint32_t base = (uint32_t)blockIdx.x * blockDim.x * ITEMS + threadIdx.x;
+    VT x[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u) {
+        const uint32_t i0 = (base + (uint32_t)u * blockDim.x) * V;
+#pragma unroll
+        for (int k = 0; k < V; ++k) x[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
+        if (i0 >= n) continue;
+        uint32_t row = i0 / Q, col = i0 - row * Q;
+        ptrdiff_t rb = gather_row_base(L, row);
+        if (col + V <= Q && i0 + V <= n) { /* the vector's inputs lie in one row */
+            const S *p = in + rb + (ptrdiff_t)col * ics;
+            if (ics == 1 && (uintptr_t)p % sizeof(VT) == 0) {
+                x[u] = load_word<VT, false>(p);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) x[u].v[k] = p[(ptrdiff_t)k * ics];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (i0 + k >= n) break;
+                if (col == Q) col = 0, rb = gather_row_base(L, ++row);
+                x[u].v[k] = in[rb + (ptrdiff_t)col * ics];
+                ++col;
+            }
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u) {
+        const uint32_t i0 = (base + (uint32_t)u * blockDim.x) * V;
+        apply_store<T, KIND>(x[u].v);
+        if (i0 + V <= n) {
+            store_word<VT, false>(out + i0, x[u]); /* one 16-byte store (WordOf) */
+        } else if (i0 < n) {
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (i0 + k < n) out[i0 + k] = x[u].v[k];
+        }
+    }
+}
+
 /* ROWS: the output's last dimension has unit stride, and so has the
  * input's (IN1 false) or it is read one element at a time at its stride
  * (IN1: any small stride, 0 for a broadcast; plan rule). W elements an
@@ -545,6 +617,9 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
     }
     case INFINIOP_CUDA_ELT_FLAT:
         return infiniop_cuda_launch(unary_flat_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, o, x, L.n);
+    case INFINIOP_CUDA_ELT_GATHER:
+        return infiniop_cuda_launch(l.items == 1 ? unary_gather_kernel<T, KIND, 1> : unary_gather_kernel<T, KIND, 2>,
+                                    grid, block, 0, stream, 1u, pdl, L, o, x);
     case INFINIOP_CUDA_ELT_ROWS:
         switch (l.vec) {
         case 1: return launch_rows<T, KIND, 1>(L, l, grid, pdl, o, x, stream);
@@ -640,6 +715,23 @@ static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, cons
     return l;
 }
 
+/* GATHER: plan_vec's launch shape over the output's vectors (the last
+ * one partial where V does not divide n). */
+static infiniopCudaEltLaunch plan_gather(size_t n, size_t es, const infiniopCudaProps &p) {
+    infiniopCudaEltLaunch l = {};
+    l.kernel = INFINIOP_CUDA_ELT_GATHER;
+    l.vec = (unsigned)(16 / es);
+    const size_t nvec = div_up(n, l.vec), resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+    if (nvec >= 2 * resident) {
+        l.items = 2, l.threads = 128;
+    } else {
+        l.items = 1, l.threads = spread_threads(nvec, p, 128);
+    }
+    l.grid[0] = clamp_grid(div_up(nvec, (size_t)l.threads * l.items), 0x7fffffff);
+    l.grid[1] = l.grid[2] = 1;
+    return l;
+}
+
 /* ROWS with w elements an access: `lanes` threads along a row (the row's
  * accesses, at most 256, when latency-bound; else a power of two covering
  * them at `items` a thread, at most 256), the rest of a 256-thread block
@@ -658,6 +750,13 @@ static size_t gcd32(size_t a) { /* gcd(a, 32) */
  * over 1 that the input broadcasts (stride 0). */
 static bool bcast_rows(const infiniopEltLayout &L) {
     for (int d = 0; d < L.ndim - 1; ++d)
+        if (L.in_stride[d] == 0 && L.shape[d] > 1) return true;
+    return false;
+}
+/* Whether the input repeats anywhere: a dimension of extent over 1 of
+ * stride 0. */
+static bool bcast_any(const infiniopEltLayout &L) {
+    for (int d = 0; d < L.ndim; ++d)
         if (L.in_stride[d] == 0 && L.shape[d] > 1) return true;
     return false;
 }
@@ -878,6 +977,29 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
             P.align = 0;
         }
     }
+    /* GATHER in place of a kernel that would not write the dense output by
+     * whole 16-byte vectors: STRIDED (one element a thread and a store),
+     * and ROWS narrower than a vector whose input repeats nowhere (a
+     * broadcast input is ROWS's strength: it reads or computes a repeated
+     * row, or a broadcast last dimension's value, once). Only where its
+     * V-element threads give every SM 8 warps or more: under that the
+     * replaced kernels' V times more threads hide the latency better
+     * (H200: 23 K f32 vectors, 5.5 warps an SM, 1.5x slower in GATHER;
+     * 52 K bf16 vectors, 12.4 warps, 1.26x faster; bench/NOTES.md). The
+     * transposing kernels stay (they read the input by whole sectors along
+     * its unit stride). The replaced kernel is the fallback for an
+     * unaligned output. */
+    const infiniopCudaEltLaunch &a = P.aligned;
+    const size_t V = 16 / es;
+    if (n > 0 && !L.contiguous && L.out_contiguous && n < ((size_t)1 << 31) &&
+        div_up(n, V) >= 8 * 32 * (size_t)p.sm_count &&
+        (a.kernel == INFINIOP_CUDA_ELT_STRIDED || (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
+        const infiniopCudaEltLaunch fallback = P.align ? P.unaligned : P.aligned;
+        P.aligned = plan_gather(n, es, p);
+        P.unaligned = fallback;
+        P.align = 16;
+        P.align_out = true;
+    }
     info->cuda = P;
     return INFINI_STATUS_SUCCESS;
 }
@@ -890,6 +1012,7 @@ static const char *elt_kernel_name(infiniopCudaEltKernel k) {
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC: return "transpose-vec";
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: return "transpose-tile";
     case INFINIOP_CUDA_ELT_STRIDED: return "strided";
+    case INFINIOP_CUDA_ELT_GATHER: return "gather";
     }
     return "?";
 }
@@ -903,6 +1026,7 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
     case INFINIOP_CUDA_ELT_VEC:
         m = snprintf(b + k, n - k, " vec=%u items=%u%s", l.vec, l.items, l.once ? " evict-first" : "");
         break;
+    case INFINIOP_CUDA_ELT_GATHER: m = snprintf(b + k, n - k, " vec=%u items=%u", l.vec, l.items); break;
     case INFINIOP_CUDA_ELT_ROWS:
         m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s", l.lanes, l.threads / l.lanes, l.vec,
                      l.items, l.rows, l.in1 ? " input=elem" : "");
