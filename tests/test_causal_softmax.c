@@ -239,6 +239,27 @@ int main(int argc, char **argv) {
                 make_layouts(&rng, &c, 0);
                 run_case(&c, &rng);
             }
+        /* x rows at other offsets modulo 16 bytes than y's (a permuted x:
+         * the rows of one head apart by 2 x 963 elements; a sliced x of
+         * pitch T + 1 with T a vector multiple; a pitch of T + 2 at few
+         * rows): on NVIDIA the peeled register form, x's rows peeled each
+         * by its own offset, y stored element by element where its row
+         * lies at another offset */
+        {
+            static const struct {
+                size_t shape[3];
+                ptrdiff_t xs[3];
+            } vv[] = {{{2, 369, 963}, {963, 1926, 1}}, {{2, 700, 768}, {0, 769, 1}}, {{1, 64, 1025}, {0, 1027, 1}}};
+            for (size_t k = 0; k < sizeof vv / sizeof vv[0]; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.ndim = 3; c.lo = -4; c.hi = 4;
+                memcpy(c.shape, vv[k].shape, sizeof vv[k].shape);
+                memcpy(c.xs, vv[k].xs, sizeof vv[k].xs);
+                if (!c.xs[0]) c.xs[0] = c.xs[1] * (ptrdiff_t)c.shape[1];
+                c.ys[2] = 1, c.ys[1] = (ptrdiff_t)c.shape[2], c.ys[0] = c.ys[1] * (ptrdiff_t)c.shape[1];
+                run_case(&c, &rng);
+            }
+        }
         /* many rows of 1152-2048 16-byte vectors (257-512 threads of the
          * GPU's 4-vector block form: its instance capped at 64 registers,
          * cuda/rows.cuh's rg_plan_cap, where the uncapped one leaves few

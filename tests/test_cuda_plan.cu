@@ -9,7 +9,10 @@
 static infiniopCudaRowPlan plan(size_t nrows, size_t ncols, int ve, unsigned flags, bool vec, bool pv, bool peel,
                                  bool unit = false, size_t tile_run = 0) {
     infiniopCudaRowPlan p;
-    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel, unit, tile_run};
+    /* (causal_softmax, the operator with INFINIOP_CUDA_REG_WARP8, peels each row by itself at
+     * 4-byte elements) */
+    const InfiniopRowShape s = {nrows, ncols, ve, flags, vec, pv, peel, unit, tile_run,
+                                (flags & INFINIOP_CUDA_REG_WARP8) != 0 && ve == 4};
     infiniStatus_t st = infiniop_cuda_plan_rows(0, s, &p);
     CHECK(st == INFINI_STATUS_SUCCESS, "status %d", (int)st);
     return p;
@@ -70,7 +73,7 @@ static void named_cases(void) {
      * lane), not spread over a block */
     p = plan(16 * 257, 257, 4, SOFTMAX, false, true, true, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && p.aligned.lanes == 32 &&
-              p.aligned.items == 2 && p.same16,
+              p.aligned.items == 2 && !p.same16,
           "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
           p.aligned.items);
     /* rows longer than a block holds: the peeled streaming kernel (the peeled register path has
@@ -87,6 +90,23 @@ static void named_cases(void) {
     p = plan(40 * 777, 777, 8, SOFTMAX, false, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.scalar && !p.same16, "kernel %d",
           (int)p.aligned.kernel);
+    /* f32 rows whose strides differ (permuted x, no PEEL layout; 3x834x834: 208 whole vectors a
+     * row, a warp each at 8 a lane): softmax peels each row by itself at 4-byte elements, for
+     * aligned pointers and not, y stored by elements where its row lies at another offset
+     * (same16 is for the peeled streaming kernels) */
+    p = plan(3 * 834, 834, 4, SOFTMAX, false, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.items == 8 && p.aligned.peel &&
+              p.unaligned.peel && !p.same16 && p.unaligned.kernel == p.aligned.kernel &&
+              p.unaligned.items == p.aligned.items,
+          "kernel %d / %d", (int)p.aligned.kernel, (int)p.unaligned.kernel);
+    p = plan(40 * 777, 777, 4, SOFTMAX, false, true, true, true); /* a PEEL layout: the same either way */
+    CHECK(is_reg(p.aligned.kernel) && p.aligned.peel && p.unaligned.peel && !p.same16, "kernel %d / %d",
+          (int)p.aligned.kernel, (int)p.unaligned.kernel);
+    p = plan(40 * 768, 768, 4, SOFTMAX, true, true, true, true); /* whole-row vectors; unaligned: the peel */
+    CHECK(is_reg(p.aligned.kernel) && !p.aligned.peel && !p.aligned.scalar && p.unaligned.peel, "kernel %d / %d",
+          (int)p.aligned.kernel, (int)p.unaligned.kernel);
+    p = plan(3 * 834, 834, 4, SOFTMAX, false, true, false, false); /* transposed: not peeled */
+    CHECK(!p.aligned.peel && !p.unaligned.peel, "kernel %d", (int)p.aligned.kernel);
     /* softmax f16 12x197x197 permuted: 197 elements fill more than half of a warp's 32 x 8, the
      * warp form with 8 elements a lane; 32x511x511 sliced: a warp a row, 16 elements a lane */
     p = plan(12 * 197, 197, 8, SOFTMAX, false, true, false, true);
@@ -323,7 +343,11 @@ static void invariants(void) {
                                           q->cluster);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || d.cc_major >= 9,
                                           "%zux%zu: a cluster on compute capability %d", nr, nc, d.cc_major);
-                                    CHECK(q->scalar ? unit || q->early : q->peel ? peel && !vec : vec,
+                                    /* (softmax peels any unit-stride rows at 4-byte elements, at any pointers) */
+                                    const bool pany = (fl & INFINIOP_CUDA_REG_WARP8) && unit && ve == 4;
+                                    CHECK(q->scalar              ? unit || q->early
+                                          : q->peel              ? (q == &p.aligned ? (peel || pany) && !vec : pany)
+                                                                 : vec && q == &p.aligned,
                                           "%zux%zu: register path without its layout (scalar %d peel %d)", nr, nc,
                                           (int)q->scalar, (int)q->peel);
                                     CHECK(!q->peel || q->kernel == INFINIOP_CUDA_ROW_REG_BLOCK ||
@@ -345,22 +369,24 @@ static void invariants(void) {
                                           "%zux%zu: strided rows in kernel %d (an instance exists: block and cluster "
                                           "forms, early loads, no prefetch)",
                                           nr, nc, (int)q->kernel);
-                                    CHECK(q->scalar || q == &p.aligned, "%zux%zu: an unaligned launch with vectors",
-                                          nr, nc);
+                                    CHECK(q->scalar || q->peel || q == &p.aligned,
+                                          "%zux%zu: an unaligned launch with vectors", nr, nc);
                                 }
                             }
-                            CHECK((!is_reg(p.unaligned.kernel) || p.unaligned.scalar) && !is_vec(p.unaligned.kernel) &&
-                                      !is_peel(p.unaligned.kernel),
+                            CHECK((!is_reg(p.unaligned.kernel) || p.unaligned.scalar || p.unaligned.peel) &&
+                                      !is_vec(p.unaligned.kernel) && !is_peel(p.unaligned.kernel),
                                   "%zux%zu: unaligned launch %d uses vectors", nr, nc, (int)p.unaligned.kernel);
                             /* decode shapes of consecutive elements take a register path */
                             if (unit && nr < (size_t)d.sm_count && nc <= 4096)
                                 CHECK(is_reg(p.aligned.kernel) && is_reg(p.unaligned.kernel),
                                       "%zux%zu: decode rows off the register path (%d, %d)", nr, nc,
                                       (int)p.aligned.kernel, (int)p.unaligned.kernel);
-                            CHECK(p.same16 == (is_peel(p.aligned.kernel) || p.aligned.peel), "%zux%zu: same16", nr, nc);
-                            CHECK(!(is_peel(p.aligned.kernel) || p.aligned.peel) || (peel && !vec),
-                                  "%zux%zu: peel not asked for", nr, nc);
-                            CHECK(!p.unaligned.peel, "%zux%zu: a peeled unaligned launch", nr, nc);
+                            const bool op_any = (fl & INFINIOP_CUDA_REG_WARP8) && ve == 4, pany = op_any && unit;
+                            CHECK(p.same16 == (is_peel(p.aligned.kernel) || (p.aligned.peel && !op_any)),
+                                  "%zux%zu: same16", nr, nc);
+                            CHECK(!is_peel(p.aligned.kernel) || (peel && !vec), "%zux%zu: peel not asked for", nr, nc);
+                            CHECK(!p.aligned.peel || ((peel || pany) && !vec), "%zux%zu: peel not asked for", nr, nc);
+                            CHECK(!p.unaligned.peel || pany, "%zux%zu: a peeled unaligned launch", nr, nc);
                             CHECK(!is_vec(p.aligned.kernel) || vec, "%zux%zu: vectors without the layout", nr, nc);
                             if (!vec && !peel)
                                 CHECK(p.aligned.kernel == p.unaligned.kernel, "%zux%zu: two launches for no vectors",

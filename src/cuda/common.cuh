@@ -450,7 +450,7 @@ static cudaError_t infiniop_cuda_launch(void (*kernel)(KArgs...), dim3 grid, dim
 /* After a launch: map the launch error to a status with a message. */
 infiniStatus_t infiniop_cuda_launch_status(const char *op, cudaError_t err);
 
-static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+__host__ __device__ static inline bool infiniop_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* What an operator's register-path kernels offer the planner (each flag
  * set where it measured faster for that operator; bench/NOTES.md):
@@ -477,6 +477,13 @@ struct InfiniopRowShape {
      * innermost row dimension when its stride there is 1 and its column
      * stride is not (a transposed input); 0 otherwise */
     size_t tile_run;
+    /* The operator's peeled register form takes each row at its own
+     * alignment (its input's rows peeled by their own offset, the output
+     * stored by vectors where its row has the same offset modulo 16
+     * bytes, else by elements): it needs unit column strides only (unit,
+     * vectors of more than one element), any row strides and any
+     * pointers; false where the peeled form needs a PEEL layout (peel) */
+    bool peel_any;
 };
 
 /* The row-wise plan (cuda/plan.h) for a shape: the first kernel of the

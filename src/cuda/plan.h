@@ -70,10 +70,13 @@ typedef struct {
                           and 8 where the operator has it) or, scalar, elements (1, 4, 16; 8 in REG_SUB
                           where the operator has it; CLUSTER: 16) */
     bool scalar;       /* REG_*: one element an access (else 16-byte vectors) */
-    bool peel;         /* REG_SUB, REG_BLOCK by vectors, operators that have it: rows of unit column
-                          stride not 16-byte aligned (a PEEL layout, plan.same16): the body's whole
-                          aligned vectors are the accesses, the head and tail (at most 2V - 2
-                          elements) one element each to the group's first threads */
+    bool peel;         /* REG_SUB, REG_BLOCK by vectors, operators that have it (causal_softmax): rows
+                          of unit column stride not 16-byte aligned (a PEEL layout, plan.same16; where
+                          the operator peels each row by itself, InfiniopRowShape.peel_any, any row
+                          strides and pointers): each row's body of whole aligned input vectors is
+                          the accesses, its head and tail (at most 2V - 2 elements) one element each
+                          to the group's first threads; the output stored by vectors where its row
+                          lies at the input row's offset modulo 16 bytes, else element by element */
     bool strided;      /* REG_BLOCK, REG_CLUSTER, scalar: the elements at the tensors' column strides
                           (any; transposed inputs, latency-bound shapes only), not consecutive */
     unsigned lanes;    /* REG_SUB: threads per row (1..32, a power of two); 0 otherwise */
@@ -114,7 +117,7 @@ static inline unsigned infiniop_tile_pitch(unsigned cols, unsigned rows, size_t 
  * are the same launch. */
 typedef struct {
     infiniopCudaRowLaunch aligned, unaligned;
-    bool same16; /* the aligned launch is a PEEL kernel */
+    bool same16; /* the aligned launch is a STREAM_*_PEEL kernel */
     bool pdl; /* launch with programmatic stream serialization (cuda/common.cuh) */
 } infiniopCudaRowPlan;
 

@@ -402,8 +402,9 @@ struct RowImpl {
     bool (*rule)(const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q);
 };
 static const RowImpl row_impls[] = {
-    {"register path: 16-byte layout or (peel, the warp and block forms) a peelable one that is not "
-     "latency-bound with rows of at most 512 elements, and plan_reg's rule",
+    {"register path: 16-byte layout or (peel, the warp and block forms) a peelable one (a PEEL layout, or "
+     "unit column strides where the operator peels each row by itself: peel_any) that is not latency-bound "
+     "with rows of at most 512 elements, and plan_reg's rule",
      [](const RowCtx &c, bool vec, bool peel, infiniopCudaRowLaunch *q) {
          /* A peelable layout that is latency-bound counted in elements
           * (the one-element form's accesses), with rows the one-element
@@ -414,8 +415,9 @@ static const RowImpl row_impls[] = {
           * longer decode rows, 16 elements a thread in the one-element
           * form, ran faster peeled (f16 12x1x4097 2.63 -> 2.02;
           * bench/NOTES.md). */
-         if (peel && !vec && c.s.ncols <= 512 && latency_bound(c, c.s.ncols)) return false;
-         return (vec || peel) && plan_reg(c, false, q, peel && !vec);
+         const bool rp = peel || (c.s.peel_any && c.s.unit && c.s.vec_elems > 1);
+         if (rp && !vec && c.s.ncols <= 512 && latency_bound(c, c.s.ncols)) return false;
+         return (vec || rp) && plan_reg(c, false, q, rp && !vec);
      }},
     {"stream-warp-vec16: 16-byte layout, rows of up to WARP_MAX_COLS elements",
      [](const RowCtx &c, bool vec, bool, infiniopCudaRowLaunch *q) {
@@ -483,8 +485,10 @@ infiniStatus_t infiniop_cuda_plan_rows(int device, const InfiniopRowShape &s, in
     const bool peel = s.peel && !s.vec;
     q.aligned = choose_row(c, s.vec, peel);
     q.unaligned = s.vec || peel ? choose_row(c, false, false) : q.aligned;
+    /* (the peeled register form of a peel_any operator runs at any
+     * pointers: the first entry offers it to the unaligned launch too) */
     q.same16 = q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_WARP_PEEL ||
-               q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL || q.aligned.peel;
+               q.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_PEEL || (q.aligned.peel && !s.peel_any);
     q.pdl = infiniop_cuda_pdl(p);
     *plan = q;
     return INFINI_STATUS_SUCCESS;

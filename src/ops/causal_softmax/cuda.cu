@@ -76,6 +76,15 @@ template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], flo
     for (int e = 0; e < V; ++e) v[e] = (rem >= (size_t)V || (size_t)e < rem) ? v[e] * inv : 0.0f;
 }
 
+/* V consecutive outputs at any (element) alignment, one store each,
+ * without the evict-first hint of the vector stores: a sector takes
+ * several of a warp's element stores to fill, and an evict-first line
+ * could leave L2 partly written. */
+template <typename T, int V> __device__ __forceinline__ void store_elems(typename T::S *p, const float (&v)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) p[e] = T::store(v[e]);
+}
+
 /* The register path (cuda/rows.cuh): the visible accesses of x (16-byte
  * vectors, or single elements with V == 1) are loaded once (masked ones
  * are never read), all in flight together, and kept
@@ -102,14 +111,19 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     const RowGroup g = row_group<MODE>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
-        /* PEEL (plan.h's `peel`): rows of unit column stride not 16-byte
-         * aligned, y misaligned as x. As in the peeled streaming kernel
-         * below: a head of h < V columns up to the row's first 16-byte
-         * boundary, the body of nfull whole vectors from there (the
-         * accesses c), a tail of fewer than V columns; each of the at most
-         * 2V - 2 edge columns is one element held by one of the group's
-         * first threads (the plan gives the group at least 2V - 2 threads),
-         * loaded with the body. Without PEEL h = 0 and there are no edges. */
+        /* PEEL (plan.h's `peel`): rows of unit column stride, x's row not
+         * 16-byte aligned (or at any pointer). As in the peeled streaming
+         * kernel below: a head of h < V columns up to x's row's first
+         * 16-byte boundary, the body of nfull whole vectors from there
+         * (the accesses c), a tail of fewer than V columns; each of the at
+         * most 2V - 2 edge columns is one element held by one of the
+         * group's first threads (the plan gives the group at least 2V - 2
+         * threads), loaded with the body. y's body is stored by vectors
+         * where y's row lies at x's offset modulo 16 bytes (always, in a
+         * PEEL layout at pointers equal modulo 16), else element by element
+         * (a view whose rows differ from y's in alignment: the loads, the
+         * round trip the row waits for, stay vectors). Without PEEL h = 0
+         * and there are no edges. */
         const typename T::S *xr = x + row_off(L, CS_X, r);
         const unsigned n0 = (unsigned)infiniop_causal_visible(&info, r); /* visible columns */
         unsigned h = 0, nchunks = nwhole, tcount = 0;
@@ -173,25 +187,39 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
         typename T::S *yr = y + row_off(L, CS_Y, r) + h;
         if constexpr (PEEL)
             if (edge) yr[je] = T::store(edge_vis ? ee * inv : 0.0f);
+        /* the output pass, its stores by vectors (VS) or, PEEL with y's row
+         * at another offset than x's modulo 16 bytes, by elements (one test
+         * a row, uniform over the group) */
+        auto out_pass = [&](auto VS) {
+            constexpr bool VECS = decltype(VS)::value;
 #pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const unsigned c = g.tid + (unsigned)k * g.G;
-            if (c < vchunks) {
-                float v[V];
-                if constexpr (KEEP) {
+            for (int k = 0; k < ITEMS; ++k) {
+                const unsigned c = g.tid + (unsigned)k * g.G;
+                if (c < vchunks) {
+                    float v[V];
+                    if constexpr (KEEP) {
 #pragma unroll
-                    for (int e = 0; e < V; ++e) v[e] = ev[KEEP ? k : 0][e];
-                } else {
-                    forget(q[k]); /* recompute exp rather than keep phase 2's values live */
+                        for (int e = 0; e < V; ++e) v[e] = ev[KEEP ? k : 0][e];
+                    } else {
+                        forget(q[k]); /* recompute exp rather than keep phase 2's values live */
 #pragma unroll
-                    for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
+                        for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
+                    }
+                    cs_chunk_out<V>(v, inv, n - c * V);
+                    if constexpr (VECS) store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), v);
+                    else store_elems<T, V>(yr + c * V, v);
+                } else if (c < nchunks) { /* masked: never loaded */
+                    const float zero[V] = {};
+                    if constexpr (VECS) store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), zero);
+                    else store_elems<T, V>(yr + c * V, zero);
                 }
-                cs_chunk_out<V>(v, inv, n - c * V);
-                store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), v);
-            } else if (c < nchunks) { /* masked: never loaded */
-                const float zero[V] = {};
-                store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), zero);
             }
+        };
+        if constexpr (PEEL) {
+            if (infiniop_aligned16(yr)) out_pass(std::true_type());
+            else out_pass(std::false_type());
+        } else {
+            out_pass(std::true_type());
         }
     }
     row_done<MODE>();
@@ -424,6 +452,16 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
     const size_t es = infiniop_dtype_size(info->dtype);
     const int V = (int)(16 / es);
     const int ts[2] = {CS_Y, CS_X};
+    /* peel_any (the peeled register form at any row strides and pointers,
+     * y stored by elements where its row lies at another offset than x's
+     * modulo 16 bytes) for 4-byte elements only: a lane's element stores
+     * there are 16 bytes apart across the warp, so a store instruction
+     * writes a part of 32 sectors; with 2-byte elements that measured
+     * 1.04-1.63x slower than the one-element form (consecutive elements
+     * across the lanes) on sliced bf16 rows (8x1023x2047 sliced 43.3 ->
+     * 70.5 us, 1x994x994 4.42 -> 5.75), with 4-byte ones 1.4-1.7x faster
+     * (f32 3x834x834 permuted 10.4 -> 6.1 us, 3x13x1530x1577 sliced 249 ->
+     * 182; H200, bench/NOTES.md) */
     const InfiniopRowShape s = {info->rows.nrows,
                                 info->rows.ncols,
                                 V,
@@ -431,7 +469,9 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
                                 infiniop_rows_vec_ok(&info->rows, ts, 2, es, V),
                                 true,
                                 infiniop_rows_peel_ok(&info->rows, ts, 2, V),
-                                infiniop_rows_unit_ok(&info->rows, ts, 2)};
+                                infiniop_rows_unit_ok(&info->rows, ts, 2),
+                                0,
+                                es == 4};
     const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
     if (st == INFINI_STATUS_SUCCESS)
         INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, reg_kernel<T>));
