@@ -8,7 +8,7 @@
  *   infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]
  *                  [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]
  *                  [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]
- *                  [--compare PREVIOUS.json] [--copy stream|memcpy]
+ *                  [--compare PREVIOUS.json] [--copy stream|memcpy] [--pages huge|4k]
  *
  * Paired rounds (measure()): each case runs in rounds alternating with a
  * copy of the same bytes at the same threads (and with oneDNN where it has
@@ -30,6 +30,10 @@
  * output exceeds 8 MiB (as the kernels'; --copy memcpy: glibc's memcpy
  * throughout, the ceiling of earlier tables); on nvidia a device-to-device
  * infinirtMemcpy timed with events. Both count bytes read + written.
+ * Pages (CPU): every host buffer of 2 MiB or more, the case's and its
+ * copy's alike, asks for transparent huge pages (madvise); --pages 4k gives
+ * them 4 KiB pages, whose physical order depends on what ran before
+ * (buf_new has the why; a row whose buffers did not get huge pages says so).
  * Minimum bytes: every input element read once and every output element
  * written once (causal softmax: only the visible inputs are read).
  * When built with oneDNN (optional, CPU only), oneDNN's layer
@@ -53,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -91,16 +96,58 @@ typedef struct {
     size_t bytes;
 } buf_t;
 
+/* Pages of the host buffers (--pages): the case's and its copy's alike.
+ * Huge (the default): a buffer of at least HUGE_BYTES is 2 MiB-aligned,
+ * rounded up to 2 MiB and madvise(MADV_HUGEPAGE)d before its first touch, so
+ * that the kernel backs it with transparent huge pages where THP is
+ * "always" or "madvise" (the usual setting). With 4 KiB pages (--pages 4k:
+ * 64-byte alignment and MADV_NOHUGEPAGE) a buffer's physical pages are
+ * whatever the page allocator's free lists hold: in a fresh process runs of
+ * 32-64 physically contiguous pages, after earlier cases have freed hundreds
+ * of MiB nearly every page apart from its neighbours. On the 2-core Sapphire
+ * Rapids guest the kernels took 3-19% longer on such scattered pages while
+ * a 32 MiB copy did not (sigmoid f16: 90% of copy alone, 78% late in the
+ * main job), and the copies of the float32 cases' 96-128 MiB halves,
+ * allocated after the verification's frees, ran at 32-36 GB/s against 45-47
+ * on huge pages (bench/NOTES.md, session 18). Huge pages make a row
+ * independent of what ran before it, for both sides. */
+#define HUGE_BYTES ((size_t)2 << 20)
+static int g_huge_pages = 1;
+
 static buf_t buf_new(size_t bytes) {
-    buf_t b = {aligned_alloc(64, (bytes + 63) / 64 * 64), NULL, bytes};
+    int huge = g_huge_pages && bytes >= HUGE_BYTES;
+    size_t align = huge ? HUGE_BYTES : 64, size = (bytes + align - 1) / align * align;
+    buf_t b = {aligned_alloc(align, size), NULL, bytes};
     if (!b.host) {
         fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
         exit(2);
     }
+#ifdef MADV_HUGEPAGE
+    if (huge) (void)madvise(b.host, size, MADV_HUGEPAGE); /* advice: the kernel may still give 4 KiB pages */
+    else if (!g_huge_pages && bytes >= HUGE_BYTES) {       /* whole pages inside the buffer only */
+        uintptr_t lo = ((uintptr_t)b.host + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)b.host + bytes) & ~(uintptr_t)4095;
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+    }
+#endif
     memset(b.host, 0, bytes);
     if (g_dev == INFINI_DEVICE_CPU) b.dev = b.host;
     else CHECK_ST(infinirtMalloc(&b.dev, bytes));
     return b;
+}
+/* The bytes of b that huge pages can back (whole 2 MiB pages of a huge buffer). */
+static size_t buf_huge_bytes(const buf_t *b) {
+    return g_huge_pages && b->host && b->bytes >= HUGE_BYTES ? b->bytes / HUGE_BYTES * HUGE_BYTES : 0;
+}
+/* The process's anonymous memory in transparent huge pages (bytes), or -1. */
+static double anon_huge_bytes(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return -1.0;
+    char line[256];
+    double kb = -1.0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "AnonHugePages:", 14)) kb = strtod(line + 14, NULL);
+    fclose(f);
+    return kb < 0 ? -1.0 : kb * 1024.0;
 }
 static void buf_free(buf_t *b) {
     if (g_dev != INFINI_DEVICE_CPU) infinirtFree(b->dev);
@@ -827,6 +874,7 @@ static double g_time_cap = 3.0;
 typedef struct {
     int rounds, wide, dnnl_wide, has_dnnl;
     int preempted; /* rounds in which a kept sample had a thread preempted */
+    double huge;   /* share of the case's and the copy's buffers in huge pages (--pages huge), or -1 */
     quart_t t, tcopy, of_copy, tdnnl, dnnl_ratio;
 } result_t;
 
@@ -863,6 +911,14 @@ static result_t measure(bench_case *c, int use_onednn) {
     memset(&R, 0, sizeof R);
     copy_state cp = copy_new(c->min_bytes);
     void *dn = use_onednn && c->onednn && g_dev == INFINI_DEVICE_CPU ? c->onednn(c) : NULL;
+    R.huge = -1.0;
+    if (g_dev == INFINI_DEVICE_CPU && g_huge_pages) {
+        size_t want = buf_huge_bytes(&cp.src) + buf_huge_bytes(&cp.dst);
+        for (int k = 0; k < 3; ++k) want += buf_huge_bytes(&c->in[k]) + buf_huge_bytes(&c->out[k]);
+        if (dn) want += buf_huge_bytes(&c->out[0]); /* oneDNN's destination, of the same size (dnnl_own_dst) */
+        double got = anon_huge_bytes();
+        if (want && got >= 0) R.huge = got >= (double)want ? 1.0 : got / (double)want;
+    }
     int nc = calls_per_sample(c->call, c), nk = calls_per_sample(copy_call, &cp);
     int nd = dn ? calls_per_sample(dnnl_call, dn) : 0;
     static double tc[MAX_ROUNDS], tk[MAX_ROUNDS], td[MAX_ROUNDS], rk[MAX_ROUNDS], rd[MAX_ROUNDS];
@@ -963,9 +1019,10 @@ static void json_row(const bench_case *c, const char *set, const char *kind, int
     fprintf(g_json,
             "], \"threads\": %d, \"bytes\": %zu, \"rounds\": %d, \"time_s\": %.9g, \"time_q1_s\": %.9g, "
             "\"time_q3_s\": %.9g, \"gbps\": %.4g, \"copy_gbps\": %.4g, \"of_copy\": %.4g, \"of_copy_q1\": %.4g, "
-            "\"of_copy_q3\": %.4g, \"wide\": %s, \"preempted_rounds\": %d, \"onednn_time_s\": ",
+            "\"of_copy_q3\": %.4g, \"wide\": %s, \"preempted_rounds\": %d, \"huge_pages\": %.3g, \"onednn_time_s\": ",
             threads, c->min_bytes, R->rounds, R->t.med, R->t.q1, R->t.q3, B / R->t.med * 1e-9, B / R->tcopy.med * 1e-9,
-            R->of_copy.med, R->of_copy.q1, R->of_copy.q3, R->wide || R->dnnl_wide ? "true" : "false", R->preempted);
+            R->of_copy.med, R->of_copy.q1, R->of_copy.q3, R->wide || R->dnnl_wide ? "true" : "false", R->preempted,
+            R->huge);
     if (R->has_dnnl)
         fprintf(g_json, "%.9g, \"onednn_ratio\": %.4g, \"onednn_ratio_q1\": %.4g, \"onednn_ratio_q3\": %.4g}",
                 R->tdnnl.med, R->dnnl_ratio.med, R->dnnl_ratio.q1, R->dnnl_ratio.q3);
@@ -1003,6 +1060,10 @@ static void table_row(const bench_case *c, const char *set, const char *kind, in
         size_t l = strlen(note);
         snprintf(note + l, sizeof note - l, "%spreempted in %d of %d rounds (busy machine)", l ? "; " : "",
                  R->preempted, R->rounds);
+    }
+    if (R->huge >= 0 && R->huge < 0.9) { /* asked for, not granted (THP "never", or no free 2 MiB blocks) */
+        size_t l = strlen(note);
+        snprintf(note + l, sizeof note - l, "%sonly %.0f%% of the buffers in huge pages", l ? "; " : "", 100 * R->huge);
     }
     char mv[64];
     if (moved_note(c->name, set, th, R, mv, sizeof mv)) {
@@ -1068,7 +1129,7 @@ static void usage(void) {
     fprintf(stderr, "usage: infiniop-bench [--device cpu|nvidia] [--case SUBSTRING] [--no-onednn] [--sweep]\n"
                     "                      [--threads N,M,...] [--sets listed|dram|both] [--llc-mib M]\n"
                     "                      [--time-cap S] [--reps MIN_ROUNDS] [--copy-mib M] [--json FILE]\n"
-                    "                      [--compare PREVIOUS.json] [--copy stream|memcpy]\n");
+                    "                      [--compare PREVIOUS.json] [--copy stream|memcpy] [--pages huge|4k]\n");
     exit(2);
 }
 
@@ -1118,6 +1179,11 @@ int main(int argc, char **argv) {
             ++i;
             if (!strcmp(argv[i], "memcpy")) g_copy_stream = 0;
             else if (!strcmp(argv[i], "stream")) g_copy_stream = 1;
+            else usage();
+        } else if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
+            ++i;
+            if (!strcmp(argv[i], "huge")) g_huge_pages = 1;
+            else if (!strcmp(argv[i], "4k")) g_huge_pages = 0;
             else usage();
         } else if (!strcmp(argv[i], "--no-onednn")) {
             use_onednn = 0;
@@ -1169,6 +1235,15 @@ int main(int argc, char **argv) {
         printf(" (of %d), last-level cache %zu KiB%s", nmax, llc >> 10, llc_mib ? " (--llc-mib)" : "");
         double dram = copy_bandwidth(copy_mib << 20);
         printf("; DRAM copy of %zu MiB at %d threads, for reference: %.1f GB/s", copy_mib, nmax, dram * 1e-9);
+        char thp[96] = "?";
+        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+        if (f) {
+            if (!fgets(thp, sizeof thp, f)) strcpy(thp, "?");
+            thp[strcspn(thp, "\n")] = 0;
+            fclose(f);
+        }
+        printf("\npages: %s (transparent huge pages: %s)",
+               g_huge_pages ? "huge (madvise) for buffers of 2 MiB or more" : "4 KiB (--pages 4k)", thp);
     }
     printf("\npaired rounds: each case alternating with a copy (%s) of the same bytes and threads%s, 3 samples of each "
            "side in a row; ratios per round, "
