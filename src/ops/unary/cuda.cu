@@ -679,17 +679,25 @@ static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned
     return t;
 }
 
-static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaProps &p,
-                                      const infiniopCudaEltKnobs &kn) {
-    infiniopCudaEltLaunch l = {};
-    l.kernel = INFINIOP_CUDA_ELT_VEC;
-    l.vec = (unsigned)(16 / es);
-    const size_t nvec = n / l.vec, resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+/* Vectors a thread and threads a block over nvec 16-byte accesses (VEC,
+ * GATHER): two vectors a thread in 128-thread blocks from two waves of one
+ * a thread, else one, in blocks spread over the SMs. */
+static void vec_shape(infiniopCudaEltLaunch &l, size_t nvec, const infiniopCudaProps &p) {
+    const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
     if (nvec >= 2 * resident) {
         l.items = 2, l.threads = 128;
     } else {
         l.items = 1, l.threads = spread_threads(nvec, p, 128);
     }
+}
+
+static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaProps &p,
+                                      const infiniopCudaEltKnobs &kn) {
+    infiniopCudaEltLaunch l = {};
+    l.kernel = INFINIOP_CUDA_ELT_VEC;
+    l.vec = (unsigned)(16 / es);
+    const size_t nvec = n / l.vec;
+    vec_shape(l, nvec, p);
     /* evict-first hints only where input and output together exceed half
      * the L2: smaller ones stay there for the next kernel */
     l.once = p.l2_bytes && 2 * n * es > p.l2_bytes / 2;
@@ -721,12 +729,8 @@ static infiniopCudaEltLaunch plan_gather(size_t n, size_t es, const infiniopCuda
     infiniopCudaEltLaunch l = {};
     l.kernel = INFINIOP_CUDA_ELT_GATHER;
     l.vec = (unsigned)(16 / es);
-    const size_t nvec = div_up(n, l.vec), resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
-    if (nvec >= 2 * resident) {
-        l.items = 2, l.threads = 128;
-    } else {
-        l.items = 1, l.threads = spread_threads(nvec, p, 128);
-    }
+    const size_t nvec = div_up(n, l.vec);
+    vec_shape(l, nvec, p);
     l.grid[0] = clamp_grid(div_up(nvec, (size_t)l.threads * l.items), 0x7fffffff);
     l.grid[1] = l.grid[2] = 1;
     return l;
