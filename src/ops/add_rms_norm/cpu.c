@@ -32,6 +32,7 @@ typedef struct {
     char *y, *res;
     const char *a, *b, *w;
     bool stream; /* outputs larger than the caches: streaming stores */
+    size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
 
 /* Row r's pointers to a, b, y, residual_out. */
@@ -244,6 +245,66 @@ static __attribute__((noinline)) void rows_bf16_lp_rows(const ctx_t *c, size_t r
 static __attribute__((noinline)) void rows_bf16_lp_one(const ctx_t *c, size_t r, float *rb) { row_bf16_lp(c, r, rb, false, false); }
 #endif
 
+/* float32 rows, float32 unit-stride weight, D % VW == 0, streaming stores
+ * (outputs larger than the caches): pass 1 of row pn (its sum, returned)
+ * in the same loop as pass 2 of row po (outputs at scale); either may be
+ * NULL. Each row takes row_vector's operations in its order (the same
+ * bits); only the two rows' instructions interleave, so the memory reads of
+ * the next row overlap the streaming stores of this one, where row_vector
+ * runs a read-only pass then a store-only pass (f32 4096x4096, 2 threads:
+ * 81-84% of copy -> 90-93%, bench/NOTES.md session 18). Rows are distinct
+ * (po's outputs may alias po's inputs exactly, as in row_vector, never pn's). */
+INFINIOP_ALWAYS_INLINE float f32_skew(const ctx_t *c, const rowptr_t *pn, const rowptr_t *po, float scale) {
+    const infiniDtype_t at = INFINI_DTYPE_F32;
+    size_t D = c->info->rows.ncols;
+    const char *w = c->w;
+    float total = 0.0f;
+    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
+        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D;
+        vf acc[VN];
+        for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
+        for (size_t j = j0; j < j1; j += VW) {
+            if (pn) {
+                V_PREFETCH_SPAN(V_CAT(pn->a, at, j), VW * 4);
+                V_PREFETCH_SPAN(V_CAT(pn->b, at, j), VW * 4);
+                for (int k = 0; k < VN; ++k) {
+                    vf v = v_load(V_CAT(pn->a, at, j + k * VL), at) + v_load(V_CAT(pn->b, at, j + k * VL), at);
+                    acc[k] += v * v;
+                }
+            }
+            if (po)
+                for (size_t i = j; i < j + VW; i += 2 * VL) {
+                    vf v0 = v_load(V_CAT(po->a, at, i), at) + v_load(V_CAT(po->b, at, i), at);
+                    vf v1 = v_load(V_CAT(po->a, at, i + VL), at) + v_load(V_CAT(po->b, at, i + VL), at);
+                    v_put2x2(V_AT(po->res, at, i), V_AT(po->y, at, i), at, v0, v1,
+                             v0 * scale * v_load(V_CAT(w, at, i), at), v1 * scale * v_load(V_CAT(w, at, i + VL), at),
+                             true);
+                }
+        }
+        if (pn) total += v_hsum_w(acc);
+    }
+    return total;
+}
+
+/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum. */
+static __attribute__((noinline)) void rows_f32_skew(const ctx_t *c, size_t r0, size_t r1) {
+    const infiniopAddRMSNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    rowptr_t po = row_pointers(c, INFINI_DTYPE_F32, r0);
+    float total = f32_skew(c, &po, NULL, 0.0f);
+    for (size_t r = r0; r < r1; ++r) {
+        float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
+        if (r + 1 < r1) {
+            rowptr_t pn = row_pointers(c, INFINI_DTYPE_F32, r + 1);
+            total = f32_skew(c, &pn, &po, scale);
+            po = pn;
+        } else {
+            f32_skew(c, NULL, &po, scale);
+        }
+    }
+    v_stream_fence();
+}
+
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1) {
     size_t D = c->info->rows.ncols;
     if ((c->info->w_stride == 1 || D == 1) && at != INFINI_DTYPE_F32 && D <= RBUF) {
@@ -272,6 +333,9 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
         }
         for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, rb, wp);
         if (c->stream) v_stream_fence();
+    } else if (at == INFINI_DTYPE_F32 && wt == INFINI_DTYPE_F32 && (c->info->w_stride == 1 || D == 1) && c->stream &&
+               D % VW == 0) {
+        rows_f32_skew(c, r0, r1);
     } else if (c->info->w_stride == 1 || D == 1) {
         for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, NULL, NULL);
         if (c->stream) v_stream_fence();
@@ -280,8 +344,9 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
     }
 }
 
-INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t r0, size_t r1) {
+INFINIOP_ALWAYS_INLINE void rows_body(const void *ctx, size_t g0, size_t g1) {
     const ctx_t *c = ctx;
+    size_t n = c->info->rows.nrows, r0 = g0 * c->group, r1 = g1 * c->group < n ? g1 * c->group : n;
     INFINIOP_DISPATCH_HALF_FLOAT(c->info->atype, AT, {
         INFINIOP_DISPATCH_HALF_FLOAT(c->info->wtype, WT, rows_typed(c, AT, WT, r0, r1));
     });
@@ -294,8 +359,17 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
                                          const void *a, const void *b, const void *w) {
     size_t n = info->rows.nrows;
     size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
-    ctx_t c = {info, y, residual_out, a, b, w, bytes / 2 > INFINIOP_CPU_STREAM_BYTES};
-    infiniop_cpu_parallel_for(n, bytes, add_rms_norm_rows[infiniop_cpu_isa()], &c);
+    ctx_t c = {info, y, residual_out, a, b, w, bytes / 2 > INFINIOP_CPU_STREAM_BYTES, 1};
+    /* rows_f32_skew's tasks: each runs its first row's pass 1 alone, so
+     * items of up to 16 rows (at least 32 items) where the task size
+     * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
+     * task, 85-87% of copy; 16: 90-94%) */
+    if (c.stream && info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32 &&
+        (info->w_stride == 1 || info->rows.ncols == 1) && info->rows.ncols % 64 == 0) {
+        c.group = n / 32 < 16 ? n / 32 : 16;
+        if (c.group < 1) c.group = 1;
+    }
+    infiniop_cpu_parallel_for((n + c.group - 1) / c.group, bytes, add_rms_norm_rows[infiniop_cpu_isa()], &c);
     return INFINI_STATUS_SUCCESS;
 }
 #endif
