@@ -190,8 +190,9 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *   GATHER     the output one dense run (fewer than 2^31 elements), in
  *              place of STRIDED and of ROWS narrower than a 16-byte
  *              vector (row lengths or strides not multiples of V; not
- *              ROWS's broadcast rows of 4- and 8-byte elements, which
- *              compute each distinct input row once): a thread writes
+ *              over an input broadcast anywhere, which ROWS reads or
+ *              computes once a repeated row), where its vectors give every
+ *              SM 8 warps or more: a thread writes
  *              `items` `vec`-element vectors of the output, each one
  *              16-byte store, gathering their inputs at the input's
  *              strides (one 16-byte load where they are an aligned

@@ -757,12 +757,11 @@ static bool bcast_rows(const infiniopEltLayout &L) {
         if (L.in_stride[d] == 0 && L.shape[d] > 1) return true;
     return false;
 }
-/* Whether the input repeats anywhere: a dimension of extent over 1 of
- * stride 0. */
+/* Whether the input repeats anywhere: along the rows, or a broadcast
+ * last dimension of extent over 1. */
 static bool bcast_any(const infiniopEltLayout &L) {
-    for (int d = 0; d < L.ndim; ++d)
-        if (L.in_stride[d] == 0 && L.shape[d] > 1) return true;
-    return false;
+    const int q = L.ndim - 1;
+    return bcast_rows(L) || (q >= 0 && L.in_stride[q] == 0 && L.shape[q] > 1);
 }
 static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, bool in1,
                                        const infiniopCudaProps &p) {
