@@ -32,6 +32,8 @@ typedef struct {
     char *y, *res;
     const char *a, *b, *w;
     bool stream; /* outputs larger than the caches: streaming stores */
+    bool skew;    /* float32 rows and weight, the weight of unit stride, streaming stores: rows_f32_skew
+                     where the pass's vector step divides D */
     size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
 
@@ -333,8 +335,7 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
         }
         for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, rb, wp);
         if (c->stream) v_stream_fence();
-    } else if (at == INFINI_DTYPE_F32 && wt == INFINI_DTYPE_F32 && (c->info->w_stride == 1 || D == 1) && c->stream &&
-               D % VW == 0) {
+    } else if (c->skew && D % VW == 0) {
         rows_f32_skew(c, r0, r1);
     } else if (c->info->w_stride == 1 || D == 1) {
         for (size_t r = r0; r < r1; ++r) row_vector(c, at, wt, r, NULL, NULL);
@@ -359,13 +360,17 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
                                          const void *a, const void *b, const void *w) {
     size_t n = info->rows.nrows;
     size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
-    ctx_t c = {info, y, residual_out, a, b, w, bytes / 2 > INFINIOP_CPU_STREAM_BYTES, 1};
+    const bool stream = bytes / 2 > INFINIOP_CPU_STREAM_BYTES;
+    ctx_t c = {info, y, residual_out, a, b, w, stream,
+               stream && info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32 &&
+                   (info->w_stride == 1 || info->rows.ncols == 1),
+               1};
     /* rows_f32_skew's tasks: each runs its first row's pass 1 alone, so
      * items of up to 16 rows (at least 32 items) where the task size
      * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
-     * task, 85-87% of copy; 16: 90-94%) */
-    if (c.stream && info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32 &&
-        (info->w_stride == 1 || info->rows.ncols == 1) && info->rows.ncols % 64 == 0) {
+     * task, 85-87% of copy; 16: 90-94%), for rows that every pass skews
+     * (D a multiple of the widest vector step, AVX-512's 64) */
+    if (c.skew && info->rows.ncols % 64 == 0) {
         c.group = n / 32 < 16 ? n / 32 : 16;
         if (c.group < 1) c.group = 1;
     }
