@@ -93,6 +93,32 @@ static void named_cases(void) {
               "kernel %d vec %u lanes %u threads %u grid %u,%u", (int)l.kernel, l.vec, l.lanes, l.threads,
               l.grid[0], l.grid[1]);
     }
+    {   /* f16 64x197x768 broadcast along dimension 1 (large: the
+         * throughput shape): rows of 96 vectors at 2 a thread on 48 lanes
+         * (not 64 with half of them one vector short), 5 rows a block, 4
+         * rows a thread (each input row read once for 4 stores; the
+         * two-wave grid would give 2) */
+        const size_t sh[3] = {64, 197, 768};
+        const ptrdiff_t os[3] = {197 * 768, 768, 1}, is[3] = {768, 0, 1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F16, 3, sh, os, is);
+        const infiniopCudaEltLaunch &l = P.aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == 8 && l.items == 2 && l.lanes == 48 &&
+                  l.threads == 240 && l.rows == 4 && l.grid[0] == 1 && l.grid[1] == 631,
+              "kernel %d vec %u items %u lanes %u threads %u rows %u grid %u,%u", (int)l.kernel, l.vec, l.items,
+              l.lanes, l.threads, l.rows, l.grid[0], l.grid[1]);
+    }
+    {   /* f32 2047x5120 sliced from rows of 8192: 1280 vectors a row over 3
+         * blocks of 214 lanes at 2 a thread; rows of their own input: about
+         * two waves at 8 blocks an SM (2112 blocks wanted: 3 rows a thread) */
+        const size_t sh[2] = {2047, 5120};
+        const ptrdiff_t os[2] = {5120, 1}, is[2] = {8192, 1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 2, sh, os, is);
+        const infiniopCudaEltLaunch &l = P.aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == 4 && l.items == 2 && l.lanes == 214 &&
+                  l.threads == 214 && l.rows == 3 && l.grid[0] == 3 && l.grid[1] == 683,
+              "kernel %d vec %u items %u lanes %u threads %u rows %u grid %u,%u", (int)l.kernel, l.vec, l.items,
+              l.lanes, l.threads, l.rows, l.grid[0], l.grid[1]);
+    }
     {   /* STRIDED tensors that two 256-thread blocks hold: not spread */
         const size_t sh1[1] = {415};
         const ptrdiff_t os1[1] = {1}, is1[1] = {0};
@@ -256,6 +282,15 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
                 CHECK(l.lanes >= 32, "%s: lanes %u, %u blocks a row", what, l.lanes, l.grid[0]);
             if (l.lanes <= 32 && 32 % l.lanes == 0 && ty >= 32 / l.lanes)
                 CHECK(l.threads % 32 == 0, "%s: threads %u, lanes %u: whole warps", what, l.threads, l.lanes);
+        } else {
+            /* every lane a whole share: one lane fewer would not cover the row */
+            CHECK((size_t)(l.lanes - 1) * l.items * l.grid[0] < chunks, "%s: lanes %u items %u grid.x %u for %zu chunks",
+                  what, l.lanes, l.items, l.grid[0], chunks);
+            /* an input broadcast along the rows: 4 rows a thread, or fewer
+             * where the grid is then one wave of 4 blocks an SM */
+            if (bcast)
+                CHECK(l.rows >= 4 || (size_t)l.grid[0] * l.grid[1] < (size_t)g_dev.sm_count * 4 + l.grid[0],
+                      "%s: rows %u grid %u,%u over a row-broadcast input", what, l.rows, l.grid[0], l.grid[1]);
         }
         break;
     }

@@ -17,6 +17,11 @@
  *                                      (vec: TRANSPOSE_VEC where allowed,
  *                                      else TRANSPOSE_TILE)
  *   INFINIOP_CUDA_UNARY_TILE_Q=32|64   TRANSPOSE_TILE's edge along q
+ *   INFINIOP_CUDA_UNARY_ROWS_REUSE=N   ROWS over a row-broadcast input (large
+ *                                      tensors): N rows a thread at the
+ *                                      least, within one wave (1..64)
+ *   INFINIOP_CUDA_UNARY_ROWS_POW2=1    ROWS (large tensors): lanes a power of
+ *                                      two, as before session 19
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,4 +41,8 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (v) knobs->view = !strcmp(v, "vec") ? 1u : !strcmp(v, "tile") ? 2u : !strcmp(v, "strided") ? 3u : 0u;
     const char *tq = getenv("INFINIOP_CUDA_UNARY_TILE_Q");
     if (tq && (!strcmp(tq, "32") || !strcmp(tq, "64"))) knobs->tile_q = (unsigned)atoi(tq);
+    const char *rr = getenv("INFINIOP_CUDA_UNARY_ROWS_REUSE");
+    if (rr && atoi(rr) >= 1 && atoi(rr) <= 64) knobs->rows_reuse = (unsigned)atoi(rr);
+    const char *rp = getenv("INFINIOP_CUDA_UNARY_ROWS_POW2");
+    if (rp && !strcmp(rp, "1")) knobs->rows_pow2 = 1;
 }

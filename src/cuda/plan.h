@@ -252,6 +252,9 @@ typedef struct {
     unsigned view;    /* transposing views: 0 the planner's rule, 1 TRANSPOSE_VEC (where allowed, else
                          TRANSPOSE_TILE), 2 TRANSPOSE_TILE, 3 STRIDED */
     unsigned tile_q;  /* TRANSPOSE_TILE: the tile's edge along q, 32 or 64; 0 the planner's rule */
+    unsigned rows_reuse; /* ROWS over a row-broadcast input, large tensors: rows a thread at the least
+                            (within one wave of blocks); 0 the planner's rule */
+    unsigned rows_pow2;  /* ROWS, large tensors: 1 lanes a power of two (the former rule) */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

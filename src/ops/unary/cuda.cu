@@ -235,6 +235,34 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
     }
 }
 
+/* Offsets of row r (row-major over every dimension but the last; r below
+ * the row count, so dimension 0 takes r itself: one division fewer) in the
+ * output and the input. I: the index type of the divisions, uint32_t where
+ * the plan bounds the tensor under 2^32 elements (GATHER: the offsets are
+ * then only 32-bit code, as a 64-bit division is a long subroutine), else
+ * size_t, which takes the 32-bit loop where L.n allows. */
+template <typename I>
+__device__ __forceinline__ void row_bases(const infiniopEltLayout &L, I r, ptrdiff_t *ob, ptrdiff_t *ib) {
+    if (L.ndim == 2) { /* the common case: no division */
+        *ob = (ptrdiff_t)r * L.out_stride[0], *ib = (ptrdiff_t)r * L.in_stride[0];
+        return;
+    }
+    if constexpr (sizeof(I) > 4) {
+        if (L.n <= 0xffffffffu) {
+            row_bases<uint32_t>(L, (uint32_t)r, ob, ib);
+            return;
+        }
+    }
+    ptrdiff_t o = 0, i = 0;
+    for (int d = L.ndim - 2; d > 0; --d) {
+        const I len = (I)L.shape[d], k = r % len;
+        r /= len;
+        o += (ptrdiff_t)k * L.out_stride[d];
+        i += (ptrdiff_t)k * L.in_stride[d];
+    }
+    if (L.ndim >= 2) o += (ptrdiff_t)r * L.out_stride[0], i += (ptrdiff_t)r * L.in_stride[0];
+    *ob = o, *ib = i;
+}
 /* GATHER: the output one dense run (its pointer 16-byte aligned), the
  * input any layout (the plan's rule says which): a thread writes ITEMS
  * 16-byte vectors of V consecutive output elements, each one store, and
@@ -245,17 +273,6 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * fewer than V elements, or Q not a multiple of V) steps to the next row
  * element by element. 32-bit indices (plan: n < 2^31). All of a thread's
  * loads are issued before its first store. */
-__device__ __forceinline__ ptrdiff_t gather_row_base(const infiniopEltLayout &L, uint32_t row) {
-    const int q = L.ndim - 1;
-    if (q == 0) return 0;
-    ptrdiff_t b = 0;
-    for (int d = q - 1; d > 0; --d) {
-        const uint32_t len = (uint32_t)L.shape[d], k = row % len;
-        row /= len;
-        b += (ptrdiff_t)k * L.in_stride[d];
-    }
-    return b + (ptrdiff_t)row * L.in_stride[0];
-}
 template <typename T, int KIND, int ITEMS>
 __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant__ infiniopEltLayout L,
                                                            typename T::S *out, const typename T::S *in) {
@@ -274,7 +291,8 @@ __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant
         for (int k = 0; k < V; ++k) x[u].v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
         if (i0 >= n) continue;
         uint32_t row = i0 / Q, col = i0 - row * Q;
-        ptrdiff_t rb = gather_row_base(L, row);
+        ptrdiff_t ob, rb; /* ob unused: its arithmetic is dead code */
+        row_bases<uint32_t>(L, row, &ob, &rb);
         if (col + V <= Q && i0 + V <= n) { /* the vector's inputs lie in one row */
             const S *p = in + rb + (ptrdiff_t)col * ics;
             if (ics == 1 && (uintptr_t)p % sizeof(VT) == 0) {
@@ -287,7 +305,7 @@ __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant
 #pragma unroll
             for (int k = 0; k < V; ++k) {
                 if (i0 + k >= n) break;
-                if (col == Q) col = 0, rb = gather_row_base(L, ++row);
+                if (col == Q) col = 0, row_bases<uint32_t>(L, ++row, &ob, &rb);
                 x[u].v[k] = in[rb + (ptrdiff_t)col * ics];
                 ++col;
             }
@@ -327,33 +345,11 @@ __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant
 __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
     return bytes >= 32 ? 1u : 32u / bytes;
 }
-/* Offsets of row r (row-major over every dimension but the last). */
-__device__ __forceinline__ void row_bases(const infiniopEltLayout &L, size_t r, ptrdiff_t *ob, ptrdiff_t *ib) {
-    if (L.ndim == 2) { /* the common case: no division */
-        *ob = (ptrdiff_t)r * L.out_stride[0], *ib = (ptrdiff_t)r * L.in_stride[0];
-        return;
-    }
-    ptrdiff_t o = 0, i = 0;
-    if (L.n <= 0xffffffffu) { /* 32-bit divisions: a 64-bit one is a long subroutine */
-        uint32_t r32 = (uint32_t)r;
-        for (int d = L.ndim - 2; d >= 0; --d) {
-            const uint32_t len = (uint32_t)L.shape[d], k = r32 % len;
-            r32 /= len;
-            o += (ptrdiff_t)k * L.out_stride[d];
-            i += (ptrdiff_t)k * L.in_stride[d];
-        }
-    } else {
-        for (int d = L.ndim - 2; d >= 0; --d) {
-            const size_t k = r % L.shape[d];
-            r /= L.shape[d];
-            o += (ptrdiff_t)k * L.out_stride[d];
-            i += (ptrdiff_t)k * L.in_stride[d];
-        }
-    }
-    *ob = o, *ib = i;
-}
+/* 256-thread blocks a multiprocessor in the launch bounds (at most 64
+ * registers; the instances use 48-64: four or five such blocks fit). */
+#define ROWS_BLOCKS_PER_SM 4
 template <typename T, int KIND, int W, int ITEMS, bool IN1>
-__global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R,
+__global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM) unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R,
                                                             typename T::S *out, const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
@@ -368,7 +364,7 @@ __global__ void __launch_bounds__(256, 4) unary_rows_kernel(const __grid_constan
     ptrdiff_t prev = 0;
     for (size_t r = rb + threadIdx.y; r < r1; r += blockDim.y) {
         ptrdiff_t ob, ib;
-        row_bases(L, r, &ob, &ib);
+        row_bases<size_t>(L, r, &ob, &ib);
         /* the thread's first row, or an input row other than its previous
          * row's (rows broadcast from one input row are computed once) */
         if (r == rb + threadIdx.y || ib != prev) {
@@ -763,8 +759,25 @@ static bool bcast_any(const infiniopEltLayout &L) {
     const int q = L.ndim - 1;
     return bcast_rows(L) || (q >= 0 && L.in_stride[q] == 0 && L.shape[q] > 1);
 }
+/* ROWS, large tensors: rows a thread for a grid of about `want` blocks
+ * (bx blocks a block row of ty rows; at most gmax block rows, 65535). */
+static size_t rows_a_thread(size_t want, size_t bx, size_t gmax, size_t nrows, size_t ty) {
+    size_t gy = div_up(want, bx);
+    if (gy > gmax) gy = gmax;
+    if (gy > 65535) gy = 65535;
+    if (gy < 1) gy = 1;
+    return div_up(nrows, gy * ty);
+}
+/* Over a row-broadcast input: rows a thread at the least (each a store of
+ * the row read once). H200, f16 64x197x768 broadcast along dimension 1
+ * (rows of 96 vectors, 5 a block): 3 rows a thread 8.3 us, 5 7.5 (compile
+ * 6.8; 10.3 with the former 2 rows and power-of-two lanes); bf16
+ * 3571x7814 broadcast along dimension 0: 4 rows a thread 21.2 us, 7 23.6,
+ * 14 25.4 (one wave of blocks): a minimum, not the one-wave grid
+ * (bench/NOTES.md, session 19). */
+#define ROWS_BCAST_REUSE 4
 static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, unsigned w, bool in1,
-                                       const infiniopCudaProps &p) {
+                                       const infiniopCudaProps &p, const infiniopCudaEltKnobs &kn) {
     infiniopCudaEltLaunch l = {};
     l.kernel = INFINIOP_CUDA_ELT_ROWS;
     l.vec = w;
@@ -811,21 +824,34 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
             gy = div_up(nrows, R * ty);
         }
     } else {
-        size_t items = rows_items(w * (unsigned)es);
-        tx = pow2_at_least(div_up(chunks, items), 256), ty = 256 / tx;
-        l.items = (unsigned)(div_up(chunks, tx) < items ? div_up(chunks, tx) : items);
-        if (l.items != 1) l.items = rows_items(w * (unsigned)es); /* the kernels: 1 or the full count */
-        bx = div_up(chunks, tx * l.items);
-        /* rows a thread: a grid of about two waves of blocks, each thread
-         * looping over its rows (a broadcast input is then read once per
-         * block) */
-        const size_t waves2 = 2 * (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / 256);
-        gy = div_up(waves2, bx);
+        /* Lanes along a row: the row's chunks at `items` a thread over as
+         * few blocks as 256 threads allow, each lane a whole share (any
+         * count: the kernel has no warp-wide steps; a power of two left
+         * lanes idle, 32 of 64 for rows of 96 16-byte chunks). */
+        const size_t items = rows_items(w * (unsigned)es);
+        l.items = chunks <= 1 ? 1u : (unsigned)items; /* the kernels: 1 or the full count */
+        if (kn.rows_pow2) { /* experiment: the former power-of-two lanes */
+            tx = pow2_at_least(div_up(chunks, items), 256);
+            bx = div_up(chunks, tx * l.items);
+        } else {
+            bx = div_up(chunks, 256 * (size_t)l.items);
+            tx = div_up(chunks, (size_t)l.items * bx);
+        }
+        ty = 256 / tx;
+        /* Rows a thread, each thread looping over its rows: a grid of about
+         * two waves of 256-thread blocks at 8 a multiprocessor. Over an
+         * input broadcast along the rows, at least ROWS_BCAST_REUSE rows a
+         * thread while the grid still gives every multiprocessor
+         * ROWS_BLOCKS_PER_SM blocks (the launch bounds' guarantee): a
+         * thread reads its repeated input row once (an L2 round trip that
+         * its stores wait for) and stores it to that many rows. */
         const size_t gmax = div_up(nrows, ty);
-        if (gy > gmax) gy = gmax;
-        if (gy > 65535) gy = 65535;
-        if (gy < 1) gy = 1;
-        R = div_up(nrows, gy * ty);
+        R = rows_a_thread(2 * (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / 256), bx, gmax, nrows, ty);
+        if (bcast_rows(L)) {
+            const size_t r1 = rows_a_thread((size_t)p.sm_count * ROWS_BLOCKS_PER_SM, bx, gmax, nrows, ty);
+            const size_t reuse = kn.rows_reuse ? kn.rows_reuse : ROWS_BCAST_REUSE;
+            if (R < reuse) R = reuse < r1 ? reuse : r1 > R ? r1 : R;
+        }
         gy = div_up(nrows, R * ty);
     }
     l.lanes = (unsigned)tx;
@@ -872,7 +898,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     if (st != INFINI_STATUS_SUCCESS) return st;
     const infiniopEltLayout &L = info->layout;
     const size_t es = infiniop_dtype_size(info->dtype), n = L.n;
-    infiniopCudaEltKnobs kn = {0, 0, 0, 0, 0};
+    infiniopCudaEltKnobs kn = {};
 #ifdef INFINIOP_CUDA_EXPERIMENTS
     infiniop_cuda_experiment_elt_knobs(&kn);
 #endif
@@ -909,8 +935,8 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         const unsigned w_in = L.in_stride[q] == 1 ? rows_width(L, L.in_stride, wmax) : 1;
         const bool in1 = w_in == 1 && (w_out > 1 || L.in_stride[q] != 1);
         const unsigned w = in1 ? w_out : w_in < w_out ? w_in : w_out;
-        P.aligned = plan_rows(L, es, w, in1, p);
-        P.unaligned = w > 1 ? plan_rows(L, es, 1, in1, p) : P.aligned;
+        P.aligned = plan_rows(L, es, w, in1, p, kn);
+        P.unaligned = w > 1 ? plan_rows(L, es, 1, in1, p, kn) : P.aligned;
         P.align = w > 1 ? w * (unsigned)es : 0;
         P.align_out = in1;
     } else {
@@ -996,7 +1022,8 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     const size_t V = 16 / es;
     if (n > 0 && !L.contiguous && L.out_contiguous && n < ((size_t)1 << 31) &&
         div_up(n, V) >= 8 * 32 * (size_t)p.sm_count &&
-        (a.kernel == INFINIOP_CUDA_ELT_STRIDED || (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
+        (a.kernel == INFINIOP_CUDA_ELT_STRIDED ||
+         (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
         const infiniopCudaEltLaunch fallback = P.align ? P.unaligned : P.aligned;
         P.aligned = plan_gather(n, es, p);
         P.unaligned = fallback;
