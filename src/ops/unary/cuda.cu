@@ -243,15 +243,19 @@ __global__ void unary_strided_kernel(const __grid_constant__ infiniopEltLayout L
  * size_t, which takes the 32-bit loop where L.n allows. */
 template <typename I>
 __device__ __forceinline__ void row_bases(const infiniopEltLayout &L, I r, ptrdiff_t *ob, ptrdiff_t *ib) {
-    if (L.ndim == 2) { /* the common case: no division */
-        *ob = (ptrdiff_t)r * L.out_stride[0], *ib = (ptrdiff_t)r * L.in_stride[0];
-        return;
-    }
     if constexpr (sizeof(I) > 4) {
+        if (L.ndim == 2) { /* the common case of ROWS: no division */
+            *ob = (ptrdiff_t)r * L.out_stride[0], *ib = (ptrdiff_t)r * L.in_stride[0];
+            return;
+        }
         if (L.n <= 0xffffffffu) {
             row_bases<uint32_t>(L, (uint32_t)r, ob, ib);
             return;
         }
+    }
+    if (L.ndim < 2) { /* one row (GATHER of a 1-d tensor) */
+        *ob = *ib = 0;
+        return;
     }
     ptrdiff_t o = 0, i = 0;
     for (int d = L.ndim - 2; d > 0; --d) {
@@ -260,8 +264,7 @@ __device__ __forceinline__ void row_bases(const infiniopEltLayout &L, I r, ptrdi
         o += (ptrdiff_t)k * L.out_stride[d];
         i += (ptrdiff_t)k * L.in_stride[d];
     }
-    if (L.ndim >= 2) o += (ptrdiff_t)r * L.out_stride[0], i += (ptrdiff_t)r * L.in_stride[0];
-    *ob = o, *ib = i;
+    *ob = o + (ptrdiff_t)r * L.out_stride[0], *ib = i + (ptrdiff_t)r * L.in_stride[0];
 }
 /* GATHER: the output one dense run (its pointer 16-byte aligned), the
  * input any layout (the plan's rule says which): a thread writes ITEMS
