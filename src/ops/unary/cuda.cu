@@ -352,8 +352,9 @@ __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
  * registers; the instances use 48-64: four or five such blocks fit). */
 #define ROWS_BLOCKS_PER_SM 4
 template <typename T, int KIND, int W, int ITEMS, bool IN1>
-__global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM) unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R,
-                                                            typename T::S *out, const typename T::S *in) {
+__global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
+    unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R, typename T::S *out,
+                      const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
     typedef RawVec<S, W> VT;
@@ -853,7 +854,8 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
         if (bcast_rows(L)) {
             const size_t r1 = rows_a_thread((size_t)p.sm_count * ROWS_BLOCKS_PER_SM, bx, gmax, nrows, ty);
             const size_t reuse = kn.rows_reuse ? kn.rows_reuse : ROWS_BCAST_REUSE;
-            if (R < reuse) R = reuse < r1 ? reuse : r1 > R ? r1 : R;
+            const size_t cap = r1 > R ? r1 : R; /* the one-wave grid's rows a thread */
+            if (R < reuse) R = reuse < cap ? reuse : cap;
         }
         gy = div_up(nrows, R * ty);
     }
@@ -1025,8 +1027,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     const size_t V = 16 / es;
     if (n > 0 && !L.contiguous && L.out_contiguous && n < ((size_t)1 << 31) &&
         div_up(n, V) >= 8 * 32 * (size_t)p.sm_count &&
-        (a.kernel == INFINIOP_CUDA_ELT_STRIDED ||
-         (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
+        (a.kernel == INFINIOP_CUDA_ELT_STRIDED || (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
         const infiniopCudaEltLaunch fallback = P.align ? P.unaligned : P.aligned;
         P.aligned = plan_gather(n, es, p);
         P.unaligned = fallback;
