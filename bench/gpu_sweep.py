@@ -402,15 +402,20 @@ def parse_args(argv):
 
 def merge(paths, out_dir):
     """One report from the sweep.json of several shards (cases in the order
-    given; the summary recomputed over all of them)."""
+    given; the summary recomputed over all of them). A case in more than one
+    file keeps its first run: a later file's run replaces a 'not run' entry
+    (the cases a budget left, run in a second command with --cases)."""
     import json
     docs = [json.load(open(p)) for p in paths]
-    seen, cs = set(), []
+    at, cs = {}, []
     for d in docs:
         for r in d["cases"]:
-            if r["case"] not in seen:
-                seen.add(r["case"])
+            i = at.get(r["case"])
+            if i is None:
+                at[r["case"]] = len(cs)
                 cs.append(r)
+            elif cs[i]["status"] == "not run" and r["status"] != "not run":
+                cs[i] = r
     doc = dict(docs[0], cases=cs, summary=H.summarize(cs), shard="merged: " + ", ".join(str(d.get("shard")) for d in docs),
                elapsed_s=sum(d.get("elapsed_s", 0.0) for d in docs),
                commit=", ".join(sorted({str(d.get("commit")) for d in docs})))

@@ -257,10 +257,12 @@ def test_peers_do_the_library_work():
 
 def test_merge_and_text_chart(tmp_path):
     import gpu_harness as H
-    def res(name, op, ratio):
-        return {"case": name, "op": op, "status": "ok", "bytes": 1000, "impls": {"infiniop": {"time_us": 1.0, "timing": "graph"}},
+    def res(name, op, ratio, status="ok"):
+        return {"case": name, "op": op, "status": status, "bytes": 1000, "impls": {"infiniop": {"time_us": 1.0, "timing": "graph"}},
                 "ratio": ratio, "pct_copy": 50.0, "category": "x", "errors": [], "notes": []}
-    for k, rs in enumerate(([res("a", "silu", 0.5)], [res("b", "silu", 2.0), res("c", "sigmoid", 1.0)])):
+    # "b" not run in the first file (its budget), run in the second: the run counts
+    for k, rs in enumerate(([res("a", "silu", 0.5), res("b", "silu", None, "not run")],
+                            [res("b", "silu", 2.0), res("c", "sigmoid", 1.0)])):
         d = tmp_path / f"s{k}"
         d.mkdir()
         json.dump({"device": "d", "device_info": "d", "torch": "t", "cuda": "c", "commit": "x", "cpu_check": True,
@@ -270,7 +272,7 @@ def test_merge_and_text_chart(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     doc = json.load(open(tmp_path / "m" / "sweep.json"))
-    assert len(doc["cases"]) == 3
+    assert len(doc["cases"]) == 3 and [c["status"] for c in doc["cases"]] == ["ok"] * 3
     assert abs(doc["summary"]["silu"]["geomean_ratio"] - 1.0) < 1e-9 and doc["summary"]["silu"]["min_ratio"] == 0.5
     txt = (tmp_path / "m" / "sweep-chart.txt").read_text()
     assert "silu: min 0.50x, geomean 1.00x" in txt

@@ -164,7 +164,9 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *              access (16, 8, 4 bytes or one element) that the row length
  *              and every row stride allow;
  *              a row whose input is the previous row's (a broadcast) is
- *              stored again from registers, not re-read or recomputed;
+ *              stored again from registers, not re-read or recomputed
+ *              (large tensors: at least 4 rows a thread over such an
+ *              input, while the grid keeps 4 blocks an SM);
  *              needs both pointers aligned to the access width; its
  *              fallback is ROWS with vec = 1; where the input allows no
  *              wider access than one element (odd row pitch, a column
