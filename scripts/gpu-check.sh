@@ -25,6 +25,9 @@
 #                            each program gets at most 150 s and what would
 #                            start later is skipped (default: the limit less
 #                            15 s; 480 when the bench or sweep stage follows)
+#   SAN_JOBS                 sanitizer runs at a time (default 4: the 16 runs,
+#                            8 programs x memcheck and racecheck, in about a
+#                            third of their sequential 170 s)
 #   INFINIOP_GPU_BENCH=1     also run bench/gpu_bench.py --quick (table,
 #                            JSON and chart to $OUT) and the shape sweep
 #   INFINIOP_GPU_BENCH_ARGS  more arguments for the bench, e.g. "--no-compile"
@@ -98,9 +101,28 @@ grep -E "warning" "$OUT/build.log" | sort -u | head -n 20 || true
 echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(elapsed) s)"
 
 # ------------------------------------------------------------------ tests
+# ctest and the Python tests run side by side (neither times anything; on
+# a cold GPU machine one after the other left the sanitizers short of the
+# command's 600 s: build 189 s, ctest 104, pytest 132, sanitizers 170).
 CTEST_LINE="not run"
 CTEST_SKIPPED="-"
 GPU_LINE="not run"
+PYTEST_LINE="not run"
+PYTEST_PID=
+if [ $build_ok = 1 ] && want tests && [ -d python/tests ]; then
+  if python3 -c "import numpy, pytest" >/dev/null 2>&1; then
+    step "python tests (beside ctest) -> $OUT/pytest.log"
+    (
+      set +e
+      PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
+        timeout 300 python3 -m pytest -q -p no:cacheprovider python/tests >"$OUT/pytest.log" 2>&1
+      echo $? >"$OUT/.pytest.rc"
+    ) &
+    PYTEST_PID=$!
+  else
+    PYTEST_LINE="not run (python3 with numpy and pytest not found)"
+  fi
+fi
 if [ $build_ok = 1 ] && want tests; then
   step "ctest (all tests, cpu and gpu labels) -> $OUT/ctest.log"
   set +e
@@ -117,87 +139,101 @@ if [ $build_ok = 1 ] && want tests; then
   [ "$GPU_SKIPPED" = 0 ] || status=1 # on a GPU machine every GPU test must run
   grep -E "Test +#|tests passed|Skipped|Failed" "$OUT/ctest.log" | tail -n 40 || true
   grep -E "^test_cuda_large: cases" "$OUT/ctest.log" || true
+  echo "ctest done ($(elapsed) s)"
 fi
-
-PYTEST_LINE="not run"
-if [ $build_ok = 1 ] && want tests && [ -d python/tests ]; then
-  if python3 -c "import numpy, pytest" >/dev/null 2>&1; then
-    step "python tests -> $OUT/pytest.log"
-    set +e
-    PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} INFINIOP_LIBRARY_PATH=$BUILD \
-      timeout 300 python3 -m pytest -q -p no:cacheprovider python/tests >"$OUT/pytest.log" 2>&1
-    rc=$?
-    set -e
-    [ $rc = 0 ] || status=1
-    PYTEST_LINE=$(tail -n 1 "$OUT/pytest.log")
-    echo "$PYTEST_LINE"
-  else
-    PYTEST_LINE="not run (python3 with numpy and pytest not found)"
-  fi
+if [ -n "$PYTEST_PID" ]; then
+  wait "$PYTEST_PID" || true
+  rc=$(cat "$OUT/.pytest.rc" 2>/dev/null || echo 1)
+  rm -f "$OUT/.pytest.rc"
+  [ "$rc" = 0 ] || status=1
+  PYTEST_LINE=$(tail -n 1 "$OUT/pytest.log")
+  echo "pytest: $PYTEST_LINE ($(elapsed) s)"
 fi
 
 # ------------------------------------------------------------------ sanitizers
 # The GPU test programs, quick case lists (INFINIOP_TEST_QUICK=1: no cases of
-# more than 2^31 elements). Errors are counted from the tools' summaries.
+# more than 2^31 elements), under memcheck and racecheck: the 16 runs go
+# SAN_JOBS at a time (default 4; each run is one process with its own
+# context, and none times anything), each with at most 150 s and none
+# started later than the budget allows. Errors are counted from the tools'
+# summaries; memcheck.log and racecheck.log hold the runs in program order.
 SAN_BINS=(test_add_rms_norm test_causal_softmax test_layer_norm test_silu test_sigmoid
           test_cuda_graph test_streams test_cuda_large)
+SAN_JOBS=${SAN_JOBS:-4}
 declare -A SAN_ERRORS SAN_RUNS
-run_sanitizer() { # tool log
-  local tool=$1 log=$2 total=0 runs=0 skipped=0
-  : >"$log"
-  for b in "${SAN_BINS[@]}"; do
-    local exe=$BUILD/tests/$b
-    [ -x "$exe" ] || continue
-    local left=$((BUDGET - $(elapsed)))
-    [ $left -gt 150 ] && left=150
-    if [ $left -lt 20 ]; then
-      echo "== $b: not run (time budget of $BUDGET s used)" >>"$log"
-      skipped=$((skipped + 1))
-      continue
-    fi
-    echo "== $b ($tool)" >>"$log"
-    local one=$OUT/.sanitizer-one.log
-    set +e
-    INFINIOP_TEST_QUICK=1 timeout $left compute-sanitizer --tool "$tool" --print-limit 20 \
-      "$exe" --device nvidia --quick >"$one" 2>&1
-    local rc=$?
-    local n
-    if [ "$tool" = memcheck ]; then
-      n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 | sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
-    else
-      n=$(grep -E "RACECHECK SUMMARY: .*\([0-9]+ errors?" "$one" | tail -n 1 |
-          sed -E 's/.*\(([0-9]+) errors?.*/\1/')
-      [ -n "$n" ] || n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 |
-                         sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
-    fi
-    set -e
-    cat "$one" >>"$log"
-    rm -f "$one"
-    if [ -z "$n" ]; then
-      echo "== $b: no $tool summary (exit $rc): counted as 1 error" >>"$log"
-      n=1
-    elif [ $rc != 0 ]; then
-      echo "== $b: exit status $rc under $tool (test failure or timeout): counted as 1 error" >>"$log"
-      n=$((n + 1))
-    fi
-    echo "== $b: $n $tool errors ($(elapsed) s)" >>"$log"
-    total=$((total + n))
-    runs=$((runs + 1))
+SAN_DIR=$OUT/.sanitizer
+san_one() { # tool program: one run, its output and its error count under $SAN_DIR
+  set +e # (a background subshell: the script's -e and pipefail stay as they are)
+  local tool=$1 b=$2 left=$3
+  local one=$SAN_DIR/$tool-$b.log
+  INFINIOP_TEST_QUICK=1 timeout "$left" compute-sanitizer --tool "$tool" --print-limit 20 \
+    "$BUILD/tests/$b" --device nvidia --quick >"$one" 2>&1
+  local rc=$? n
+  if [ "$tool" = memcheck ]; then
+    n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 | sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
+  else
+    n=$(grep -E "RACECHECK SUMMARY: .*\([0-9]+ errors?" "$one" | tail -n 1 |
+        sed -E 's/.*\(([0-9]+) errors?.*/\1/')
+    [ -n "$n" ] || n=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$one" | tail -n 1 |
+                       sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/')
+  fi
+  if [ -z "$n" ]; then
+    echo "== $b: no $tool summary (exit $rc): counted as 1 error" >>"$one"
+    n=1
+  elif [ $rc != 0 ]; then
+    echo "== $b: exit status $rc under $tool (test failure or timeout): counted as 1 error" >>"$one"
+    n=$((n + 1))
+  fi
+  echo "== $b: $n $tool errors ($(elapsed) s)" >>"$one"
+  echo "$n" >"$SAN_DIR/$tool-$b.n"
+}
+run_sanitizers() { # every (tool, program) run, SAN_JOBS at a time
+  rm -rf "$SAN_DIR"
+  mkdir -p "$SAN_DIR"
+  local tool b running=0
+  for tool in memcheck racecheck; do
+    for b in "${SAN_BINS[@]}"; do
+      [ -x "$BUILD/tests/$b" ] || continue
+      while [ $running -ge "$SAN_JOBS" ]; do wait -n || true; running=$((running - 1)); done
+      local left=$((BUDGET - $(elapsed)))
+      [ $left -gt 150 ] && left=150
+      if [ $left -lt 20 ]; then
+        echo "== $b: not run (time budget of $BUDGET s used)" >"$SAN_DIR/$tool-$b.log"
+        continue
+      fi
+      san_one "$tool" "$b" "$left" &
+      running=$((running + 1))
+    done
   done
-  SAN_ERRORS[$tool]=$total
-  SAN_RUNS[$tool]="$runs programs"
-  if [ "$skipped" != 0 ]; then SAN_RUNS[$tool]="$runs programs, $skipped not run for time"; status=1; fi
-  [ "$total" = 0 ] || status=1
-  grep -E "^== .*errors \(" "$log" || true
+  wait || true
+  for tool in memcheck racecheck; do
+    local log=$OUT/$tool.log total=0 runs=0 skipped=0
+    : >"$log"
+    for b in "${SAN_BINS[@]}"; do
+      [ -f "$SAN_DIR/$tool-$b.log" ] || continue
+      echo "== $b ($tool)" >>"$log"
+      cat "$SAN_DIR/$tool-$b.log" >>"$log"
+      if [ -f "$SAN_DIR/$tool-$b.n" ]; then
+        total=$((total + $(cat "$SAN_DIR/$tool-$b.n")))
+        runs=$((runs + 1))
+      else
+        skipped=$((skipped + 1))
+      fi
+    done
+    SAN_ERRORS[$tool]=$total
+    SAN_RUNS[$tool]="$runs programs"
+    if [ "$skipped" != 0 ]; then SAN_RUNS[$tool]="$runs programs, $skipped not run for time"; status=1; fi
+    [ "$total" = 0 ] || status=1
+    grep -E "^== .*($tool errors \(|not run)" "$log" || true
+  done
+  rm -rf "$SAN_DIR"
 }
 if ! want sanitizers; then
   SAN_ERRORS[memcheck]="not run"; SAN_ERRORS[racecheck]="not run"
   SAN_RUNS[memcheck]="stage not selected"; SAN_RUNS[racecheck]="stage not selected"
 elif [ $build_ok = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
-  step "compute-sanitizer memcheck -> $OUT/memcheck.log"
-  run_sanitizer memcheck "$OUT/memcheck.log"
-  step "compute-sanitizer racecheck -> $OUT/racecheck.log"
-  run_sanitizer racecheck "$OUT/racecheck.log"
+  step "compute-sanitizer memcheck and racecheck, $SAN_JOBS runs at a time -> $OUT/memcheck.log, racecheck.log"
+  run_sanitizers
 else
   SAN_ERRORS[memcheck]="not run"; SAN_ERRORS[racecheck]="not run"
   SAN_RUNS[memcheck]="compute-sanitizer not found or build failed"; SAN_RUNS[racecheck]=${SAN_RUNS[memcheck]}
