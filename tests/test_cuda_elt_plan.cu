@@ -50,6 +50,17 @@ static infiniopCudaEltPlan plan(infiniDtype_t dt, int ndim, const size_t *shape,
     return info.cuda;
 }
 
+/* A ROWS launch shape, field by field. */
+typedef struct {
+    unsigned vec, items, lanes, threads, rows, gx, gy;
+} RowsShape;
+static void expect_rows(const char *what, const infiniopCudaEltLaunch &l, const RowsShape &w) {
+    CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == w.vec && l.items == w.items && l.lanes == w.lanes &&
+              l.threads == w.threads && l.rows == w.rows && l.grid[0] == w.gx && l.grid[1] == w.gy,
+          "%s: kernel %d vec %u items %u lanes %u threads %u rows %u grid %u,%u", what, (int)l.kernel, l.vec, l.items,
+          l.lanes, l.threads, l.rows, l.grid[0], l.grid[1]);
+}
+
 /* ------------------------------------------------------------ named layouts */
 static void named_cases(void) {
     g_dev = H100;
@@ -100,24 +111,16 @@ static void named_cases(void) {
          * two-wave grid would give 2) */
         const size_t sh[3] = {64, 197, 768};
         const ptrdiff_t os[3] = {197 * 768, 768, 1}, is[3] = {768, 0, 1};
-        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F16, 3, sh, os, is);
-        const infiniopCudaEltLaunch &l = P.aligned;
-        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == 8 && l.items == 2 && l.lanes == 48 &&
-                  l.threads == 240 && l.rows == 4 && l.grid[0] == 1 && l.grid[1] == 631,
-              "kernel %d vec %u items %u lanes %u threads %u rows %u grid %u,%u", (int)l.kernel, l.vec, l.items,
-              l.lanes, l.threads, l.rows, l.grid[0], l.grid[1]);
+        const RowsShape want = {8, 2, 48, 240, 4, 1, 631};
+        expect_rows("f16 64x197x768 bcast:1", plan(INFINI_DTYPE_F16, 3, sh, os, is).aligned, want);
     }
     {   /* f32 2047x5120 sliced from rows of 8192: 1280 vectors a row over 3
          * blocks of 214 lanes at 2 a thread; rows of their own input: about
          * two waves at 8 blocks an SM (2112 blocks wanted: 3 rows a thread) */
         const size_t sh[2] = {2047, 5120};
         const ptrdiff_t os[2] = {5120, 1}, is[2] = {8192, 1};
-        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 2, sh, os, is);
-        const infiniopCudaEltLaunch &l = P.aligned;
-        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.vec == 4 && l.items == 2 && l.lanes == 214 &&
-                  l.threads == 214 && l.rows == 3 && l.grid[0] == 3 && l.grid[1] == 683,
-              "kernel %d vec %u items %u lanes %u threads %u rows %u grid %u,%u", (int)l.kernel, l.vec, l.items,
-              l.lanes, l.threads, l.rows, l.grid[0], l.grid[1]);
+        const RowsShape want = {4, 2, 214, 214, 3, 3, 683};
+        expect_rows("f32 2047x5120 sliced", plan(INFINI_DTYPE_F32, 2, sh, os, is).aligned, want);
     }
     {   /* STRIDED tensors that two 256-thread blocks hold: not spread */
         const size_t sh1[1] = {415};
