@@ -32,8 +32,10 @@ typedef struct {
     char *y, *res;
     const char *a, *b, *w;
     bool stream; /* outputs larger than the caches: streaming stores */
-    bool skew;    /* float32 rows and weight, the weight of unit stride, streaming stores: rows_f32_skew
-                     where the pass's vector step divides D */
+    bool skew;    /* streaming stores, the weight of unit stride, and float32 rows and weight
+                     (rows_f32_skew) or, on the AVX2 pass, BF16 rows and weight whose two rows of
+                     r fit the buffer (rows_bf16_lp_skew): rows skewed by one where the pass's
+                     vector step divides D */
     size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
 
@@ -377,7 +379,7 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
         if (at == INFINI_DTYPE_BF16 && wt == INFINI_DTYPE_BF16) {
             /* one row (decode): no prefetch; D <= RBUF, so every line
              * V_PREFETCH_BYTES ahead lies past the row's end */
-            if (c->stream && D % VW == 0 && 2 * D <= RBUF) rows_bf16_lp_skew(c, r0, r1, rb);
+            if (c->skew && D % VW == 0) rows_bf16_lp_skew(c, r0, r1, rb);
             else if (c->stream) rows_bf16_lp_stream(c, r0, r1, rb);
             else if (c->info->rows.nrows > 1) rows_bf16_lp_rows(c, r0, r1, rb);
             else rows_bf16_lp_one(c, r0, rb);
@@ -424,21 +426,19 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
     size_t n = info->rows.nrows;
     size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
     const bool stream = bytes / 2 > INFINIOP_CPU_STREAM_BYTES;
-    ctx_t c = {info, y, residual_out, a, b, w, stream,
-               stream && info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32 &&
-                   (info->w_stride == 1 || info->rows.ncols == 1),
+    const size_t D = info->rows.ncols;
+    const bool f32 = info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32;
+    const bool bf16_lp = infiniop_cpu_isa() == INFINIOP_ISA_AVX2 && info->atype == INFINI_DTYPE_BF16 &&
+                         info->wtype == INFINI_DTYPE_BF16 && info->w_stride == 1 && 2 * D <= RBUF;
+    ctx_t c = {info, y, residual_out, a, b, w, stream, stream && ((f32 && (info->w_stride == 1 || D == 1)) || bf16_lp),
                1};
-    /* rows_f32_skew's tasks: each runs its first row's pass 1 alone, so
+    /* the skewed rows' tasks: each runs its first row's pass 1 alone, so
      * items of up to 16 rows (at least 32 items) where the task size
      * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
      * task, 85-87% of copy; 16: 90-94%), for rows that every pass skews
-     * (D a multiple of the widest vector step, AVX-512's 64) */
-    /* the AVX2 pass's streaming BF16 rows skew likewise (rows_bf16_lp_skew:
-     * D a multiple of its step of 32, two rows' r in its buffer) */
-    bool skew_bf16 = stream && infiniop_cpu_isa() == INFINIOP_ISA_AVX2 && info->atype == INFINI_DTYPE_BF16 &&
-                     info->wtype == INFINI_DTYPE_BF16 && info->w_stride == 1 && info->rows.ncols % 32 == 0 &&
-                     2 * info->rows.ncols <= RBUF;
-    if ((c.skew && info->rows.ncols % 64 == 0) || skew_bf16) {
+     * (D a multiple of the widest vector step: AVX-512's 64 for float32,
+     * the AVX2 pass's 32 for BF16) */
+    if (c.skew && D % (f32 ? 64 : 32) == 0) {
         c.group = n / 32 < 16 ? n / 32 : 16;
         if (c.group < 1) c.group = 1;
     }
