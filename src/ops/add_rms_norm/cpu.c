@@ -32,8 +32,10 @@ typedef struct {
     char *y, *res;
     const char *a, *b, *w;
     bool stream; /* outputs larger than the caches: streaming stores */
-    bool skew;    /* float32 rows and weight, the weight of unit stride, streaming stores: rows_f32_skew
-                     where the pass's vector step divides D */
+    bool skew;    /* streaming stores, the weight of unit stride, and float32 rows and weight
+                     (rows_f32_skew) or, on the AVX2 pass, BF16 rows and weight whose two rows of
+                     r fit the buffer (rows_bf16_lp_skew): rows skewed by one where the pass's
+                     vector step divides D */
     size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
 
@@ -234,6 +236,68 @@ INFINIOP_ALWAYS_INLINE void row_bf16_lp(const ctx_t *c, size_t r, float *rb, boo
     if (isfinite(total)) out_bf16_lp(p, c->w, rb, D, scale, stream, false);
     else out_bf16_lp(p, c->w, rb, D, scale, stream, true);
 }
+/* Streaming BF16 rows with D % VW == 0: pass 1 of row pn (r into rbn; its
+ * sum, returned) in the same loop as pass 2 of row po (from rbo, outputs at
+ * scale); either may be NULL. Each row takes row_bf16_lp's operations in its
+ * order (the same floats, so the same bits); only the two rows' instructions
+ * interleave, so that the next row's reads overlap this row's streaming
+ * stores, as rows_f32_skew does for float32 rows (2-vCPU Sapphire Rapids
+ * guest, 2 threads, % of copy: bf16 65536x128 72-76% -> 92-94%, 4096x4096
+ * with items of 16 rows 80-84% -> 88-91%; bench/NOTES.md session 19). */
+INFINIOP_ALWAYS_INLINE float bf16_lp_skew(const ctx_t *c, const rowptr_t *pn, float *rbn, const rowptr_t *po,
+                                          const float *rbo, float scale, bool check_res) {
+    size_t D = c->info->rows.ncols;
+    const char *w = c->w;
+    const vf sv = v_splat(scale);
+    float total = 0.0f;
+    for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
+        size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D;
+        vf acc[VN];
+        for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
+        for (size_t j = j0; j < j1; j += VW) {
+            if (pn) {
+                V_PREFETCH(pn->a + 2 * j);
+                V_PREFETCH(pn->b + 2 * j);
+                step_bf16_lp(pn->a + 2 * j, pn->b + 2 * j, rbn + j, acc);
+            }
+            if (po)
+                for (size_t k = j; k < j + VW; k += 2 * VL) {
+                    vf v0 = *(const vf *)(rbo + k), v1 = *(const vf *)(rbo + k + VL), w0, w1;
+                    v_load_bf16x2_lp(w + 2 * k, &w0, &w1);
+                    v_put_bf16x2_lp(po->res + 2 * k, v0, v1, true, check_res);
+                    v_put_bf16x2_lp(po->y + 2 * k, v0 * sv * w0, v1 * sv * w1, true, true);
+                }
+        }
+        if (pn) total += hsum_lp(acc);
+    }
+    return total;
+}
+/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum; rb
+ * holds two rows' r (2 D <= RBUF). */
+static __attribute__((noinline)) void rows_bf16_lp_skew(const ctx_t *c, size_t r0, size_t r1, float *rb) {
+    const infiniopAddRMSNormInfo *info = c->info;
+    size_t D = info->rows.ncols;
+    float *rbo = rb, *rbn = rb + D;
+    rowptr_t po = row_pointers(c, INFINI_DTYPE_BF16, r0);
+    float total = bf16_lp_skew(c, &po, rbo, NULL, NULL, 0.0f, false);
+    for (size_t r = r0; r < r1; ++r) {
+        float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
+        bool check_res = !isfinite(total); /* row_bf16_lp's rule */
+        if (r + 1 < r1) {
+            rowptr_t pn = row_pointers(c, INFINI_DTYPE_BF16, r + 1);
+            total = check_res ? bf16_lp_skew(c, &pn, rbn, &po, rbo, scale, true)
+                              : bf16_lp_skew(c, &pn, rbn, &po, rbo, scale, false);
+            po = pn;
+            float *t = rbo;
+            rbo = rbn, rbn = t;
+        } else if (check_res) {
+            bf16_lp_skew(c, NULL, NULL, &po, rbo, scale, true);
+        } else {
+            bf16_lp_skew(c, NULL, NULL, &po, rbo, scale, false);
+        }
+    }
+    v_stream_fence();
+}
 /* Each variant its own function: inlined into the kernel with the other
  * dtype pairs, GCC kept pass 1's accumulators on the stack (one row:
  * 16,175 instructions against 14,723 with the prefetch). */
@@ -315,7 +379,8 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
         if (at == INFINI_DTYPE_BF16 && wt == INFINI_DTYPE_BF16) {
             /* one row (decode): no prefetch; D <= RBUF, so every line
              * V_PREFETCH_BYTES ahead lies past the row's end */
-            if (c->stream) rows_bf16_lp_stream(c, r0, r1, rb);
+            if (c->skew && D % VW == 0) rows_bf16_lp_skew(c, r0, r1, rb);
+            else if (c->stream) rows_bf16_lp_stream(c, r0, r1, rb);
             else if (c->info->rows.nrows > 1) rows_bf16_lp_rows(c, r0, r1, rb);
             else rows_bf16_lp_one(c, r0, rb);
             return;
@@ -361,16 +426,19 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
     size_t n = info->rows.nrows;
     size_t bytes = n * info->rows.ncols * infiniop_dtype_size(info->atype) * 4;
     const bool stream = bytes / 2 > INFINIOP_CPU_STREAM_BYTES;
-    ctx_t c = {info, y, residual_out, a, b, w, stream,
-               stream && info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32 &&
-                   (info->w_stride == 1 || info->rows.ncols == 1),
+    const size_t D = info->rows.ncols;
+    const bool f32 = info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32;
+    const bool bf16_lp = infiniop_cpu_isa() == INFINIOP_ISA_AVX2 && info->atype == INFINI_DTYPE_BF16 &&
+                         info->wtype == INFINI_DTYPE_BF16 && info->w_stride == 1 && 2 * D <= RBUF;
+    ctx_t c = {info, y, residual_out, a, b, w, stream, stream && ((f32 && (info->w_stride == 1 || D == 1)) || bf16_lp),
                1};
-    /* rows_f32_skew's tasks: each runs its first row's pass 1 alone, so
+    /* the skewed rows' tasks: each runs its first row's pass 1 alone, so
      * items of up to 16 rows (at least 32 items) where the task size
      * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
      * task, 85-87% of copy; 16: 90-94%), for rows that every pass skews
-     * (D a multiple of the widest vector step, AVX-512's 64) */
-    if (c.skew && info->rows.ncols % 64 == 0) {
+     * (D a multiple of the widest vector step: AVX-512's 64 for float32,
+     * the AVX2 pass's 32 for BF16) */
+    if (c.skew && D % (f32 ? 64 : 32) == 0) {
         c.group = n / 32 < 16 ? n / 32 : 16;
         if (c.group < 1) c.group = 1;
     }

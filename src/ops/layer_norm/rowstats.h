@@ -49,38 +49,52 @@ INFINIOP_ALWAYS_INLINE vf rs_load(const void *x, ptrdiff_t s, size_t j, infiniDt
 /* Over elements [0, n) of a row of stride s: *s1 = sum (x - shift) and,
  * when s2, *s2 = sum (x - shift)^2, in one pass (the blocking above).
  * prefetch: the row is read from memory (contiguous rows only). */
+/* Whole steps of VW elements [j, j1) ((j1 - j) % VW == 0) of one block of
+ * infiniop_cpu_row_sums into its lane accumulators a1 and, when a2, a2. */
+INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_steps(const void *x, ptrdiff_t s, size_t j, size_t j1, infiniDtype_t t,
+                                                   float shift, vf *a1, vf *a2, bool prefetch) {
+    for (; j + VW <= j1; j += VW) {
+        if (prefetch && s == 1) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
+        for (int k = 0; k < VN; k += 2) {
+            vf v[2];
+            if (s == 1) v_load2_unordered(V_CAT(x, t, j + k * VL), t, &v[0], &v[1]);
+            else {
+                v[0] = rs_load(x, s, j + k * VL, t, VL);
+                v[1] = rs_load(x, s, j + (k + 1) * VL, t, VL);
+            }
+            for (int h = 0; h < 2; ++h) {
+                vf d = v[h] - shift;
+                a1[k + h] += d;
+                if (a2) a2[k + h] = v_fma(d, d, a2[k + h]);
+            }
+        }
+    }
+}
+/* The end of a block at j (fewer than VW elements [j, j1) left): the
+ * partial step, then the lanes' totals added to *t1 (and *t2 when a2). */
+INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_block_end(const void *x, ptrdiff_t s, size_t j, size_t j1,
+                                                       infiniDtype_t t, float shift, vf *a1, vf *a2, float *t1,
+                                                       float *t2) {
+    for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
+        ptrdiff_t m = (ptrdiff_t)(j1 - j) - k * VL;
+        vf v = rs_load(x, s, j + (size_t)k * VL, t, m);
+        vf d = v_sel(v_first(m > 0 ? (size_t)m : 0), v - shift, v_splat(0.0f));
+        a1[k] += d;
+        if (a2) a2[k] = v_fma(d, d, a2[k]);
+    }
+    *t1 += v_hsum_w(a1);
+    if (a2) *t2 += v_hsum_w(a2);
+}
+
 INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_sums(const void *x, ptrdiff_t s, size_t n, infiniDtype_t t, float shift,
                                                   float *s1, float *s2, bool prefetch) {
     float t1 = 0.0f, t2 = 0.0f;
     for (size_t j0 = 0; j0 < n; j0 += INFINIOP_ROWSTATS_BLOCK) {
-        size_t j1 = j0 + INFINIOP_ROWSTATS_BLOCK < n ? j0 + INFINIOP_ROWSTATS_BLOCK : n, j = j0;
+        size_t j1 = j0 + INFINIOP_ROWSTATS_BLOCK < n ? j0 + INFINIOP_ROWSTATS_BLOCK : n, js = j1 - (j1 - j0) % VW;
         vf a1[VN], a2[VN];
         for (int k = 0; k < VN; ++k) a1[k] = a2[k] = v_splat(0.0f);
-        for (; j + VW <= j1; j += VW) {
-            if (prefetch && s == 1) V_PREFETCH_SPAN(V_CAT(x, t, j), VW * (t == INFINI_DTYPE_F32 ? 4 : 2));
-            for (int k = 0; k < VN; k += 2) {
-                vf v[2];
-                if (s == 1) v_load2_unordered(V_CAT(x, t, j + k * VL), t, &v[0], &v[1]);
-                else {
-                    v[0] = rs_load(x, s, j + k * VL, t, VL);
-                    v[1] = rs_load(x, s, j + (k + 1) * VL, t, VL);
-                }
-                for (int h = 0; h < 2; ++h) {
-                    vf d = v[h] - shift;
-                    a1[k + h] += d;
-                    if (s2) a2[k + h] = v_fma(d, d, a2[k + h]);
-                }
-            }
-        }
-        for (int k = 0; j < j1 && k < VN; ++k) { /* the last partial step: zero lanes add 0 */
-            ptrdiff_t m = (ptrdiff_t)(j1 - j) - k * VL;
-            vf v = rs_load(x, s, j + (size_t)k * VL, t, m);
-            vf d = v_sel(v_first(m > 0 ? (size_t)m : 0), v - shift, v_splat(0.0f));
-            a1[k] += d;
-            if (s2) a2[k] = v_fma(d, d, a2[k]);
-        }
-        t1 += v_hsum_w(a1);
-        if (s2) t2 += v_hsum_w(a2);
+        infiniop_cpu_row_steps(x, s, j0, js, t, shift, a1, s2 ? a2 : NULL, prefetch);
+        infiniop_cpu_row_block_end(x, s, js, j1, t, shift, a1, s2 ? a2 : NULL, &t1, &t2);
     }
     *s1 = t1;
     if (s2) *s2 = t2;
@@ -92,14 +106,19 @@ typedef struct {
     float shift, delta, var;
 } infiniop_cpu_moments_t;
 
-/* The statistics of the D elements of a row of stride s (header comment). */
-INFINIOP_ALWAYS_INLINE infiniop_cpu_moments_t infiniop_cpu_row_moments(const void *x, ptrdiff_t s, size_t D,
-                                                                       infiniDtype_t t, bool prefetch) {
+/* The shift K of a row of D elements of stride s: the mean of its head. */
+INFINIOP_ALWAYS_INLINE float infiniop_cpu_row_head(const void *x, ptrdiff_t s, size_t D, infiniDtype_t t) {
     size_t head = D < INFINIOP_ROWSTATS_HEAD ? D : INFINIOP_ROWSTATS_HEAD;
-    float K, s1, s2;
+    float K;
     infiniop_cpu_row_sums(x, s, head, t, 0.0f, &K, NULL, false);
-    K /= (float)head;
-    infiniop_cpu_row_sums(x, s, D, t, K, &s1, &s2, prefetch);
+    return K / (float)head;
+}
+
+/* The statistics from the first pass's sums s1, s2 at shift K, with the
+ * second pass where the header comment asks for it. */
+INFINIOP_ALWAYS_INLINE infiniop_cpu_moments_t infiniop_cpu_row_moments_end(const void *x, ptrdiff_t s, size_t D,
+                                                                           infiniDtype_t t, float K, float s1,
+                                                                           float s2) {
     float delta = s1 / (float)D, var = (s2 - s1 * delta) / (float)D;
     if (!(16.0f * delta * delta <= var)) { /* the head is off the mean, or NaN */
         K += delta;
@@ -110,6 +129,14 @@ INFINIOP_ALWAYS_INLINE infiniop_cpu_moments_t infiniop_cpu_row_moments(const voi
     if (var < 0.0f) var = 0.0f; /* rounding; NaN stays NaN */
     infiniop_cpu_moments_t m = {K, delta, var};
     return m;
+}
+
+/* The statistics of the D elements of a row of stride s (header comment). */
+INFINIOP_ALWAYS_INLINE infiniop_cpu_moments_t infiniop_cpu_row_moments(const void *x, ptrdiff_t s, size_t D,
+                                                                       infiniDtype_t t, bool prefetch) {
+    float K = infiniop_cpu_row_head(x, s, D, t), s1, s2;
+    infiniop_cpu_row_sums(x, s, D, t, K, &s1, &s2, prefetch);
+    return infiniop_cpu_row_moments_end(x, s, D, t, K, s1, s2);
 }
 
 #endif /* INFINIOP_OPS_LAYER_NORM_ROWSTATS_H */
