@@ -272,32 +272,6 @@ INFINIOP_ALWAYS_INLINE float bf16_lp_skew(const ctx_t *c, const rowptr_t *pn, fl
     }
     return total;
 }
-/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum; rb
- * holds two rows' r (2 D <= RBUF). */
-static __attribute__((noinline)) void rows_bf16_lp_skew(const ctx_t *c, size_t r0, size_t r1, float *rb) {
-    const infiniopAddRMSNormInfo *info = c->info;
-    size_t D = info->rows.ncols;
-    float *rbo = rb, *rbn = rb + D;
-    rowptr_t po = row_pointers(c, INFINI_DTYPE_BF16, r0);
-    float total = bf16_lp_skew(c, &po, rbo, NULL, NULL, 0.0f, false);
-    for (size_t r = r0; r < r1; ++r) {
-        float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
-        bool check_res = !isfinite(total); /* row_bf16_lp's rule */
-        if (r + 1 < r1) {
-            rowptr_t pn = row_pointers(c, INFINI_DTYPE_BF16, r + 1);
-            total = check_res ? bf16_lp_skew(c, &pn, rbn, &po, rbo, scale, true)
-                              : bf16_lp_skew(c, &pn, rbn, &po, rbo, scale, false);
-            po = pn;
-            float *t = rbo;
-            rbo = rbn, rbn = t;
-        } else if (check_res) {
-            bf16_lp_skew(c, NULL, NULL, &po, rbo, scale, true);
-        } else {
-            bf16_lp_skew(c, NULL, NULL, &po, rbo, scale, false);
-        }
-    }
-    v_stream_fence();
-}
 /* Each variant its own function: inlined into the kernel with the other
  * dtype pairs, GCC kept pass 1's accumulators on the stack (one row:
  * 16,175 instructions against 14,723 with the prefetch). */
@@ -352,24 +326,48 @@ INFINIOP_ALWAYS_INLINE float f32_skew(const ctx_t *c, const rowptr_t *pn, const 
     return total;
 }
 
-/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum. */
-static __attribute__((noinline)) void rows_f32_skew(const ctx_t *c, size_t r0, size_t r1) {
+/* One step of the skewed rows: pass 1 of row pn with pass 2 of row po (either
+ * may be NULL), BF16 lane-pair rows through the buffers rbn, rbo (lp, the AVX2
+ * pass) or float32 rows; its sum of row pn returned. */
+INFINIOP_ALWAYS_INLINE float skew_step(const ctx_t *c, bool lp, const rowptr_t *pn, float *rbn, const rowptr_t *po,
+                                       const float *rbo, float scale, bool check_res) {
+#if defined(__AVX2__) && VL == 8
+    if (lp)
+        return check_res ? bf16_lp_skew(c, pn, rbn, po, rbo, scale, true)
+                         : bf16_lp_skew(c, pn, rbn, po, rbo, scale, false);
+#endif
+    (void)rbn, (void)rbo, (void)check_res;
+    return f32_skew(c, pn, po, scale);
+}
+/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum (lp: rb
+ * holds two rows' r, 2 D <= RBUF). */
+INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, bool lp, size_t r0, size_t r1, float *rb) {
     const infiniopAddRMSNormInfo *info = c->info;
+    const infiniDtype_t t = lp ? INFINI_DTYPE_BF16 : INFINI_DTYPE_F32;
     size_t D = info->rows.ncols;
-    rowptr_t po = row_pointers(c, INFINI_DTYPE_F32, r0);
-    float total = f32_skew(c, &po, NULL, 0.0f);
+    float *rbo = rb, *rbn = lp ? rb + D : NULL;
+    rowptr_t po = row_pointers(c, t, r0);
+    float total = skew_step(c, lp, &po, rbo, NULL, NULL, 0.0f, false);
     for (size_t r = r0; r < r1; ++r) {
         float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
-        if (r + 1 < r1) {
-            rowptr_t pn = row_pointers(c, INFINI_DTYPE_F32, r + 1);
-            total = f32_skew(c, &pn, &po, scale);
-            po = pn;
-        } else {
-            f32_skew(c, NULL, &po, scale);
-        }
+        bool check_res = !isfinite(total); /* row_bf16_lp's rule (float32 rows need none) */
+        const bool next = r + 1 < r1;
+        rowptr_t pn = next ? row_pointers(c, t, r + 1) : po;
+        total = skew_step(c, lp, next ? &pn : NULL, rbn, &po, rbo, scale, check_res);
+        po = pn;
+        float *tb = rbo;
+        rbo = rbn, rbn = tb;
     }
     v_stream_fence();
 }
+static __attribute__((noinline)) void rows_f32_skew(const ctx_t *c, size_t r0, size_t r1) {
+    rows_skew(c, false, r0, r1, NULL);
+}
+#if defined(__AVX2__) && VL == 8
+static __attribute__((noinline)) void rows_bf16_lp_skew(const ctx_t *c, size_t r0, size_t r1, float *rb) {
+    rows_skew(c, true, r0, r1, rb);
+}
+#endif
 
 INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1) {
     size_t D = c->info->rows.ncols;
