@@ -46,9 +46,6 @@ INFINIOP_ALWAYS_INLINE vf rs_load(const void *x, ptrdiff_t s, size_t j, infiniDt
     return v;
 }
 
-/* Over elements [0, n) of a row of stride s: *s1 = sum (x - shift) and,
- * when s2, *s2 = sum (x - shift)^2, in one pass (the blocking above).
- * prefetch: the row is read from memory (contiguous rows only). */
 /* Whole steps of VW elements [j, j1) ((j1 - j) % VW == 0) of one block of
  * infiniop_cpu_row_sums into its lane accumulators a1 and, when a2, a2. */
 INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_steps(const void *x, ptrdiff_t s, size_t j, size_t j1, infiniDtype_t t,
@@ -86,6 +83,9 @@ INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_block_end(const void *x, ptrdiff_t 
     if (a2) *t2 += v_hsum_w(a2);
 }
 
+/* Over elements [0, n) of a row of stride s: *s1 = sum (x - shift) and,
+ * when s2, *s2 = sum (x - shift)^2, in one pass (the blocking above).
+ * prefetch: the row is read from memory (contiguous rows only). */
 INFINIOP_ALWAYS_INLINE void infiniop_cpu_row_sums(const void *x, ptrdiff_t s, size_t n, infiniDtype_t t, float shift,
                                                   float *s1, float *s2, bool prefetch) {
     float t1 = 0.0f, t2 = 0.0f;
