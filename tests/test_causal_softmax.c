@@ -261,9 +261,11 @@ int main(int argc, char **argv) {
             }
         }
         /* many rows of 1152-2048 16-byte vectors (257-512 threads of the
-         * GPU's 4-vector block form: its instance capped at 64 registers,
-         * cuda/rows.cuh's rg_plan_cap, where the uncapped one leaves few
-         * warps resident; f32 here), full mode only */
+         * GPU's 4-vector block form, where the uncapped instance leaves
+         * few warps resident and cuda/rows.cuh's rg_plan_cap takes a
+         * capped one: f32 rows of 4608, 288 threads, the 72-register
+         * instance; 2-byte rows of 16384, 512 threads, the 64-register
+         * one), full mode only */
         if (!tl_quick) {
             memset(&c, 0, sizeof c);
             c.dt = k_dtypes[d]; c.ndim = 3; c.shape[0] = 2; c.shape[1] = 150;

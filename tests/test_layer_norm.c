@@ -318,14 +318,14 @@ int main(int argc, char **argv) {
          * (past its latency-bound rule): the register path's element
          * parameter loads at 4 vectors a thread in the warp form (896
          * columns of a 2-byte type), 2 (3072) and 4 (7168) in the block
-         * form; and 14336 (1792 vectors of a 2-byte type: 448 threads,
-         * where the GPU's capped instance runs, cuda/rows.cuh's
-         * rg_plan_cap) */
-        static const size_t k_wcols[4] = {896, 3072, 7168, 14336}, k_wrows[4] = {2600, 800, 320, 300};
-        for (int k = 0; k < 4; k++)
+         * form; and 14336 and 16384 (1792 and 2048 vectors of a 2-byte
+         * type: 448 and 512 threads, where the GPU's capped instances
+         * run, cuda/rows.cuh's rg_plan_cap: 72 and 64 registers) */
+        static const size_t k_wcols[5] = {896, 3072, 7168, 14336, 16384}, k_wrows[5] = {2600, 800, 320, 300, 264};
+        for (int k = 0; k < 5; k++)
             for (int ws = 0; ws <= 2; ws++) {
                 if (tl_quick && (k || ws)) continue;
-                if (ws == 1 && k < 3) continue; /* (unit strides: the 14336 columns only) */
+                if (ws == 1 && k != 3) continue; /* (unit strides: the 14336 columns only) */
                 memset(&c, 0, sizeof c);
                 c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = 1; c.lo = -2; c.hi = 2;
                 c.ndim = 2; c.shape[0] = k_wrows[k]; c.shape[1] = k_wcols[k];

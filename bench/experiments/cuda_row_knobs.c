@@ -7,8 +7,8 @@
  * the declaration in src/cuda/plan.h (src/ includes nothing from here). A
  * release build neither compiles this nor reads these variables.
  *
- *   INFINIOP_CUDA_REG=all|wide     the register path everywhere (wide: with 1
- *                                  vector a thread first)
+ *   INFINIOP_CUDA_REG=all|wide|off the register path everywhere (wide: with 1
+ *                                  vector a thread first), or nowhere
  *   INFINIOP_CUDA_REG_ITEMS=1|2|4  vectors a thread for rows of one block
  *   INFINIOP_CUDA_REG_CLUSTER=2..8 decode rows go to a cluster of that many
  *                                  blocks (Hopper)
@@ -25,6 +25,9 @@
  *   INFINIOP_CUDA_TILE=off         no TILE_T (transposed rows take the other kernels)
  *   INFINIOP_CUDA_TILE_CLUSTER=1..8  TILE_T: blocks a tile
  *   INFINIOP_CUDA_TILE_ROWS=2..32  TILE_T: rows a tile (a power of two)
+ *   INFINIOP_CUDA_REG_CAP=off|72|64  capped block instances never, or only
+ *                                  the 72- or the 64-register one (where
+ *                                  rg_plan_cap's rule takes a cap)
  */
 #include "cuda/plan.h"
 
@@ -34,7 +37,7 @@
 /* Each knob keeps its value unless its variable is set. */
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     const char *e = getenv("INFINIOP_CUDA_REG");
-    if (e) k->policy = !strcmp(e, "all") ? 2 : !strcmp(e, "wide") ? 3 : 1;
+    if (e) k->policy = !strcmp(e, "all") ? 2 : !strcmp(e, "wide") ? 3 : !strcmp(e, "off") ? 0 : 1;
     if ((e = getenv("INFINIOP_CUDA_REG_ITEMS"))) {
         int v = atoi(e);
         k->items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;
@@ -64,6 +67,8 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
         int v = atoi(e);
         k->tile_rows = v >= 2 && v <= 32 && (v & (v - 1)) == 0 ? (unsigned)v : 0;
     }
+    if ((e = getenv("INFINIOP_CUDA_REG_CAP")))
+        k->cap = !strcmp(e, "off") ? 1 : !strcmp(e, "72") ? 2 : !strcmp(e, "64") ? 3 : 0;
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;
 }

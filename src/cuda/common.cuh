@@ -409,6 +409,8 @@ struct InfiniopCudaDeviceGuard {
 /* Whether the plans of this device launch with PDL (compute capability 9
  * and later; cuda/plan_rows.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
+/* The planner's `cap` knob (plan.h's infiniopCudaRowKnobs; 0 in a release build), for rg_plan_cap. */
+unsigned infiniop_cuda_cap_knob(void);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
  * `cluster` blocks (> 1) and with programmatic stream serialization when

@@ -35,7 +35,7 @@ static void describe_launch(char *b, size_t n, size_t *len, const infiniopCudaRo
     case INFINIOP_CUDA_ROW_REG_CLUSTER:
         infiniop_append(b, n, len, " access=%s prefetch=%u%s%s",
                         q->scalar ? "elem" : q->peel ? "vec16-peel" : "vec16", q->prefetch,
-                        q->early ? " early-loads" : "", q->capped ? " regs<=64" : "");
+                        q->early ? " early-loads" : "", q->cap == 1 ? " regs<=72" : q->cap == 2 ? " regs<=64" : "");
         break;
     case INFINIOP_CUDA_ROW_STREAM_WARP_VEC:
     case INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC:

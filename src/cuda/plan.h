@@ -83,9 +83,10 @@ typedef struct {
     unsigned prefetch; /* REG_*: > 0: each group asks L2 for the input row this many rows ahead */
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
-    bool capped;       /* REG_BLOCK at 4 vectors: the instance compiled for 2 blocks of 512 threads an
-                          SM (64 registers), where the uncapped one leaves few warps resident
-                          (rg_plan_cap, cuda/rows.cuh) */
+    unsigned cap;      /* REG_BLOCK at 4 vectors, where the uncapped instance leaves few warps resident
+                          (rg_plan_cap, cuda/rows.cuh): 0 the uncapped instance; 1 the instance
+                          compiled for 2 blocks of up to 448 threads an SM (72 registers); 2 for 2
+                          blocks of 512 (64 registers) */
     unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..32) */
     unsigned tile_cols; /* TILE_T: columns a block of the cluster (the last block may have fewer) */
     unsigned tile_pitch; /* TILE_T: elements a tile row takes in shared memory (infiniop_tile_pitch) */
@@ -127,7 +128,8 @@ typedef struct {
  * infiniop_cuda_experiment_row_knobs the planner calls once to override
  * them (environment variables: bench/experiments/cuda_row_knobs.c). */
 typedef struct {
-    int policy;    /* register path: 1 by the rules, 2 everywhere, 3 everywhere with 1 vector a thread first */
+    int policy;    /* register path: 1 by the rules, 2 everywhere, 3 everywhere with 1 vector a thread first,
+                      0 nowhere */
     size_t items;  /* vectors a thread for block rows; 0: the planner's choice */
     size_t cluster; /* blocks a cluster for decode rows; 0: the planner's choice */
     bool warp8;    /* 8-vector warp rows where the operator has them */
@@ -141,6 +143,8 @@ typedef struct {
     bool tile_off;        /* TILE_T never */
     unsigned tile_cluster; /* TILE_T: blocks a tile (1..8); 0: the planner's choice */
     unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
+    unsigned cap;          /* capped instances (rg_plan_cap): 0 by the rule, 1 never, 2 only the
+                              72-register one, 3 only the 64-register one */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

@@ -64,7 +64,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -83,6 +83,7 @@ static const infiniopCudaRowKnobs &knobs(void) { return default_knobs; }
 #endif
 
 bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_major >= 9; }
+unsigned infiniop_cuda_cap_knob(void) { return knobs().cap; }
 
 /* What the rules of the implementation list read. */
 struct RowCtx {
@@ -130,7 +131,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
     const size_t nrows = c.s.nrows, ncols = c.s.ncols;
     const int vec_elems = c.s.vec_elems;
     const unsigned reg_flags = c.s.reg_flags;
-    if (nrows == 0 || vec_elems <= 1) return false;
+    if (nrows == 0 || vec_elems <= 1 || c.kn.policy == 0) return false;
     /* parameters (weight, bias) of any stride: rg_load_param */
     if (scalar) {
         /* Rows of consecutive elements; rows of another column stride

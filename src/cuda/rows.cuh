@@ -310,62 +310,90 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
  *   has a single vector in flight, so the resident warps are what keeps the
  *   memory system busy (layer_norm f32 512x28x128 took 7% longer when its
  *   instance went from 56 to 58 registers; bench/NOTES.md);
- * - CAP, the capped instance of RgCappable launches (rg_plan_cap): 2
- *   blocks of 512 threads an SM, 64 registers.
+ * - CAP (0, 1, 2), the capped instances of RgCappable launches
+ *   (rg_plan_cap): 1, 2 blocks of up to 448 threads an SM (72 registers:
+ *   65536 / 896 rounded down to ptxas's 8); 2, 2 blocks of 512 (64).
  * (A minimum of 1 rather than 0 changes ptxas's choice of registers below
  * the cap.) */
+#define RG_CAP_THREADS(CAP) ((CAP) == 1 ? 448u : 512u)
 #define RG_BOUNDS(MODE, ITEMS, CAP)                                                                                     \
-    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (ITEMS) >= 2 ? 512 : 1024),                                              \
+    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (CAP) ? RG_CAP_THREADS(CAP) : (ITEMS) >= 2 ? 512 : 1024),               \
         ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : (CAP) ? 2 : 0)
 
-/* The launches that have a capped instance: the block form at 4 16-byte
+/* The launches that have capped instances: the block form at 4 16-byte
  * vectors a thread (rows of 1025-2048 vectors take 257-512 threads; its
- * instances hold 72-80 registers, so at 448 threads an SM holds one
- * block). Operators instantiate it where the plan can ask for it (not for
- * early loads: decode shapes have fewer rows than SMs, occupancy is not
+ * instances hold 72-112 registers, so at 448 threads an SM holds one
+ * block). Operators instantiate them where the plan can ask for them (not
+ * for early loads: decode shapes have fewer rows than SMs, occupancy is not
  * what bounds them). */
 template <int MODE, int ITEMS, int V> struct RgCappable {
     static constexpr bool value = MODE == RG_BLOCK && ITEMS == 4 && V > 1;
 };
+/* The instance of launch q's cap: pick(C), C std::integral_constant<int>
+ * of q.cap (0 where the launch is not CAPPABLE: every cap then names the
+ * same uncapped instance). */
+template <bool CAPPABLE, typename Pick> static auto rg_cap(const infiniopCudaRowLaunch &q, Pick pick) {
+    if constexpr (CAPPABLE) {
+        if (q.cap == 1) return pick(std::integral_constant<int, 1>());
+        if (q.cap == 2) return pick(std::integral_constant<int, 2>());
+    }
+    return pick(std::integral_constant<int, 0>());
+}
 
-/* The plan's choice between an RgCappable launch's two instances, made
- * once at descriptor creation from what the compiler gave them (pick:
- * the operator's instance for a launch, as its run call chooses it). The
- * rule: the capped instance where the uncapped one leaves fewer than 20
- * resident warps an SM (under a third of Hopper's 64) and the capped one
- * holds more blocks, spilling at most RG_CAP_SPILL bytes a thread (a few
- * registers' worth, stored and reloaded through L1 outside the loads'
- * round trip: the measured gains below came with 12-28 bytes). The long
- * rows of many-row sets are where this holds: layer_norm bf16 8192x14336 (448 threads, 80
- * registers: one block, 14 warps) 215 -> 187 us with the capped instance
- * (two blocks); at 128-256 threads the uncapped one already holds 24 or
- * more warps, and capping them cost 4-6% (bench/NOTES.md, sessions 16-17).
- * Launches without a capped instance, and any error of the queries, keep
- * the uncapped one. */
+/* The plan's choice among an RgCappable launch's instances, made once at
+ * descriptor creation from what the compiler gave them (pick: the
+ * operator's instance for a launch, as its run call chooses it). The rule:
+ * where the uncapped instance leaves fewer than 20 resident warps an SM
+ * (under a third of Hopper's 64), the capped instance that holds the most
+ * blocks, more than the uncapped one, spilling at most RG_CAP_SPILL bytes a
+ * thread (a few registers' worth, stored and reloaded through L1 outside
+ * the loads' round trip: the measured gains below came with 12-28 bytes);
+ * between two that hold as many, the one of more registers (cap 1: less
+ * spill). The long rows of many-row sets are where this holds: layer_norm
+ * bf16 8192x14336 (448 threads, 80 registers: one block, 14 warps) 215 ->
+ * 187 us with the 64-register instance (two blocks); causal_softmax f32
+ * 8x512x4608 (288 threads, 76 registers: two blocks) takes three blocks
+ * at 72 registers without spilling, where the 64-register instance spilled
+ * 12 bytes; at 128-256 threads the uncapped one already holds 24 or more
+ * warps, and capping them cost 4-6% (bench/NOTES.md, sessions 16-17, 20).
+ * Launches without capped instances, and any error of the queries, keep
+ * the uncapped one. The experiment build's `cap` knob (plan.h) limits the
+ * instances tried. */
 #define RG_CAP_SPILL 32
 template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pick)(const infiniopCudaRowLaunch &)) {
-    q->capped = false;
+    q->cap = 0;
     if (q->kernel != INFINIOP_CUDA_ROW_REG_BLOCK || q->items != 4 || q->scalar || q->early) return;
-    infiniopCudaRowLaunch c = *q;
-    c.capped = true;
-    const Fn f0 = pick(*q), f1 = pick(c);
-    if (!f0 || !f1 || f0 == f1) return;
-    int b0 = 0, b1 = 0;
-    cudaFuncAttributes a1;
+    const unsigned knob = infiniop_cuda_cap_knob();
+    if (knob == 1) return;
+    const Fn f0 = pick(*q);
+    if (!f0) return;
     /* (queries that may load the kernels: in this thread's relaxed capture
      * mode, so that a graph another thread is capturing in global mode is
      * not invalidated by a descriptor created meanwhile) */
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-    const bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) == cudaSuccess &&
-                    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, f1, (int)q->threads, 0) == cudaSuccess &&
-                    cudaFuncGetAttributes(&a1, f1) == cudaSuccess;
+    int b0 = 0;
+    bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) == cudaSuccess;
+    unsigned best = 0;
+    int best_blocks = b0;
+    for (unsigned cap = 1; ok && (unsigned)b0 * q->threads < 20u * 32u && cap <= 2; ++cap) {
+        if ((knob == 2 && cap != 1) || (knob == 3 && cap != 2) || q->threads > RG_CAP_THREADS(cap)) continue;
+        infiniopCudaRowLaunch c = *q;
+        c.cap = cap;
+        const Fn f = pick(c);
+        if (!f || f == f0) continue;
+        int b = 0;
+        cudaFuncAttributes a;
+        ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, f, (int)q->threads, 0) == cudaSuccess &&
+             cudaFuncGetAttributes(&a, f) == cudaSuccess;
+        if (ok && b > best_blocks && a.localSizeBytes <= RG_CAP_SPILL) best = cap, best_blocks = b;
+    }
     if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     if (!ok) {
-        (void)cudaGetLastError(); /* (the plan stands; the error is not the next call's) */
+        (void)cudaGetLastError(); /* (the plan stands uncapped; the error is not the next call's) */
         return;
     }
-    q->capped = (unsigned)b0 * q->threads < 20u * 32u && b1 > b0 && a1.localSizeBytes <= RG_CAP_SPILL;
+    q->cap = best;
 }
 /* rg_plan_cap on both launches of an operator's plan, on its device. */
 template <typename Fn>

@@ -20,7 +20,7 @@
  * phase. V: 16-byte vectors or 1 (one element an access); the weight at
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
-template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV, bool CAP>
+template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV, int CAP>
 __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
@@ -199,13 +199,13 @@ template <typename A, typename W> static ArnRegFn<A, W> reg_kernel(const infinio
     typedef ArnRegFn<A, W> Fn;
     return rg_instance<VecWidth<A>::value, 4, Fn>(q, [&](auto I, auto M, auto AV, auto CS) -> Fn {
         constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-        constexpr bool STRIDED = decltype(CS)::value, CAP = RgCappable<MODE, ITEMS, RV>::value;
-        if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
-            if (!q.param_vec)
-                return q.capped ? add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false, CAP>
-                                : add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false, false>;
-        return q.capped ? add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true, CAP>
-                        : add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true, false>;
+        constexpr bool STRIDED = decltype(CS)::value;
+        return rg_cap<RgCappable<MODE, ITEMS, RV>::value>(q, [&](auto C) -> Fn {
+            constexpr int CAP = decltype(C)::value;
+            if constexpr (RV > 1) /* a weight of another stride than 1: element loads */
+                if (!q.param_vec) return add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, false, CAP>;
+            return add_rms_norm_reg<A, W, ITEMS, MODE, RV, STRIDED, true, CAP>;
+        });
     });
 }
 

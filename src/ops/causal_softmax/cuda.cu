@@ -95,7 +95,7 @@ template <typename T, int V> __device__ __forceinline__ void store_elems(typenam
  * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
-template <typename T, int ITEMS, int MODE, int V, bool CS, bool CAP, bool PEEL>
+template <typename T, int ITEMS, int MODE, int V, bool CS, int CAP, bool PEEL>
 __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
@@ -412,18 +412,17 @@ using CsRegFn = void (*)(typename T::S *, const typename T::S *, unsigned, const
 template <typename T> static CsRegFn<T> reg_kernel(const infiniopCudaRowLaunch &q) {
     return rg_instance<VecWidth<T>::value, 8, CsRegFn<T>>(q, [&](auto I, auto M, auto AV, auto CS) -> CsRegFn<T> {
         constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-        constexpr bool STRIDED = decltype(CS)::value, CAP = RgCappable<MODE, ITEMS, RV>::value;
+        constexpr bool STRIDED = decltype(CS)::value;
         /* (the peeled form: vectors, warp and block forms) */
         constexpr bool PEEL = RV > 1 && MODE != RG_CLUSTER;
-        if (q.peel) {
-            if constexpr (PEEL)
-                return q.capped ? causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, true>
-                                : causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, false, true>;
-            else
-                return nullptr;
-        }
-        return q.capped ? causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, false>
-                        : causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, false, false>;
+        return rg_cap<RgCappable<MODE, ITEMS, RV>::value>(q, [&](auto C) -> CsRegFn<T> {
+            constexpr int CAP = decltype(C)::value;
+            if (q.peel) {
+                if constexpr (PEEL) return causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, true>;
+                else return nullptr;
+            }
+            return causal_softmax_reg<T, ITEMS, MODE, RV, STRIDED, CAP, false>;
+        });
     });
 }
 

@@ -75,7 +75,7 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * registers; w and b come with x for decode shapes (WB_EARLY), in the
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
-template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV, bool CAP>
+template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV, int CAP>
 __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
@@ -560,18 +560,18 @@ using LnRegFn = void (*)(typename T::S *, typename T::S *, typename T::S *, cons
 template <typename T> static LnRegFn<T> reg_kernel(const infiniopCudaRowLaunch &q) {
     return rg_instance<VecWidth<T>::value, 4, LnRegFn<T>>(q, [&](auto I, auto M, auto AV, auto CS) -> LnRegFn<T> {
         constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
-        constexpr bool CAP = RgCappable<MODE, ITEMS, RV>::value; /* (else the same instance twice) */
         /* (strided rows are latency-bound: early loads only) */
-        if constexpr (decltype(CS)::value) return layer_norm_reg<T, ITEMS, MODE, true, RV, true, true, false>;
+        if constexpr (decltype(CS)::value) return layer_norm_reg<T, ITEMS, MODE, true, RV, true, true, 0>;
         /* weight or bias of another stride than 1: element loads */
         if constexpr (RV > 1)
-            if (!q.param_vec)
-                return q.early    ? layer_norm_reg<T, ITEMS, MODE, true, RV, false, false, false>
-                       : q.capped ? layer_norm_reg<T, ITEMS, MODE, false, RV, false, false, CAP>
-                                  : layer_norm_reg<T, ITEMS, MODE, false, RV, false, false, false>;
-        return q.early    ? layer_norm_reg<T, ITEMS, MODE, true, RV, false, true, false>
-               : q.capped ? layer_norm_reg<T, ITEMS, MODE, false, RV, false, true, CAP>
-                          : layer_norm_reg<T, ITEMS, MODE, false, RV, false, true, false>;
+            if (!q.param_vec && q.early) return layer_norm_reg<T, ITEMS, MODE, true, RV, false, false, 0>;
+        if (q.early) return layer_norm_reg<T, ITEMS, MODE, true, RV, false, true, 0>;
+        return rg_cap<RgCappable<MODE, ITEMS, RV>::value>(q, [&](auto C) -> LnRegFn<T> {
+            constexpr int CAP = decltype(C)::value;
+            if constexpr (RV > 1)
+                if (!q.param_vec) return layer_norm_reg<T, ITEMS, MODE, false, RV, false, false, CAP>;
+            return layer_norm_reg<T, ITEMS, MODE, false, RV, false, true, CAP>;
+        });
     });
 }
 
