@@ -7,8 +7,11 @@
  * the declaration in src/cuda/plan.h (src/ includes nothing from here). A
  * release build neither compiles this nor reads these variables.
  *
- *   INFINIOP_CUDA_REG=all|wide|off the register path everywhere (wide: with 1
- *                                  vector a thread first), or nowhere
+ *   INFINIOP_CUDA_REG=all|wide|off|spread  the register path everywhere
+ *                                  (wide: with 1 vector a thread first), or
+ *                                  nowhere; spread: rows of over 32 accesses
+ *                                  over a block, 1 vector a thread first, as
+ *                                  in latency-bound shapes
  *   INFINIOP_CUDA_REG_ITEMS=1|2|4  vectors a thread for rows of one block
  *   INFINIOP_CUDA_REG_CLUSTER=2..8 decode rows go to a cluster of that many
  *                                  blocks (Hopper)
@@ -37,7 +40,7 @@
 /* Each knob keeps its value unless its variable is set. */
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     const char *e = getenv("INFINIOP_CUDA_REG");
-    if (e) k->policy = !strcmp(e, "all") ? 2 : !strcmp(e, "wide") ? 3 : !strcmp(e, "off") ? 0 : 1;
+    if (e) k->policy = !strcmp(e, "all") ? 2 : !strcmp(e, "wide") ? 3 : !strcmp(e, "off") ? 0 : !strcmp(e, "spread") ? 4 : 1;
     if ((e = getenv("INFINIOP_CUDA_REG_ITEMS"))) {
         int v = atoi(e);
         k->items = v == 1 || v == 2 || v == 4 ? (size_t)v : 0;

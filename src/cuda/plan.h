@@ -129,7 +129,8 @@ typedef struct {
  * them (environment variables: bench/experiments/cuda_row_knobs.c). */
 typedef struct {
     int policy;    /* register path: 1 by the rules, 2 everywhere, 3 everywhere with 1 vector a thread first,
-                      0 nowhere */
+                      0 nowhere, 4 rows of over 32 accesses spread over a block (1 vector a thread
+                      first) as in latency-bound shapes */
     size_t items;  /* vectors a thread for block rows; 0: the planner's choice */
     size_t cluster; /* blocks a cluster for decode rows; 0: the planner's choice */
     bool warp8;    /* 8-vector warp rows where the operator has them */

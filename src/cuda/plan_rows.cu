@@ -171,7 +171,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
      * 16x257x257, 4112 rows of 64 vectors, is latency-bound in vectors
      * only, and spread at a vector a thread it ran 5.42 us on an H200,
      * the peeled streaming kernel's warp a row 4.64 (bench/NOTES.md). */
-    const bool spread = lat && acc > 32 && (!peel || latency_bound(c, ncols));
+    const bool spread = (lat || policy == 4) && acc > 32 && (!peel || latency_bound(c, ncols));
     infiniopCudaRowLaunch r = {};
     r.scalar = scalar;
     /* rows of other column strides: the block and cluster forms (their
@@ -207,7 +207,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
         r.threads = threads;
         blocks = (nrows * lanes + threads - 1) / threads;
     } else {
-        const bool latency = lat || policy == 3;
+        const bool latency = lat || policy == 3 || policy == 4;
         size_t items = 0, threads = 0;
         const size_t forced = kn.items && !scalar ? kn.items : 0;
         const size_t kc = kn.cluster && !scalar && p.cc_major >= 9 && nrows < sms ? kn.cluster : 1;
