@@ -260,6 +260,27 @@ int main(int argc, char **argv) {
                 run_case(&c, &rng);
             }
         }
+        /* a transposed x (each row's elements consecutive down a column)
+         * on more rows and columns than the GPU holds one element a
+         * thread (on NVIDIA the streaming kernels, one element at a time:
+         * a warp a row up to 1024 columns, a block beyond), full mode
+         * only; in place (y = x, transposed too), and junk under the
+         * mask, NaN and +-inf among the visible columns */
+        if (!tl_quick) {
+            static const size_t tt[][3] = {{21, 185, 195}, {1, 754, 759}, {1, 300, 2100}, {2, 46, 446}, {8, 200, 300}};
+            for (size_t k = 0; k < sizeof tt / sizeof tt[0]; k++)
+                for (int v = 0; v < (k == 4 ? 6 : 2); v++) {
+                    memset(&c, 0, sizeof c);
+                    c.dt = k_dtypes[d]; c.ndim = 3; c.lo = -4; c.hi = 4;
+                    for (int i = 0; i < 3; i++) c.shape[i] = tt[k][i];
+                    c.xs[0] = (ptrdiff_t)(tt[k][1] * tt[k][2]), c.xs[1] = 1, c.xs[2] = (ptrdiff_t)tt[k][1];
+                    c.inplace = v == 1;
+                    if (c.inplace) memcpy(c.ys, c.xs, sizeof c.xs);
+                    else c.ys[2] = 1, c.ys[1] = (ptrdiff_t)tt[k][2], c.ys[0] = c.ys[1] * (ptrdiff_t)tt[k][1];
+                    c.special = v >= 2 ? v - 1 : 0; /* 1 masked junk, 2 NaN, 3 -inf, 4 +inf */
+                    run_case(&c, &rng);
+                }
+        }
         /* many rows of 1152-2048 16-byte vectors (257-512 threads of the
          * GPU's 4-vector block form, where the uncapped instance leaves
          * few warps resident and cuda/rows.cuh's rg_plan_cap takes a
