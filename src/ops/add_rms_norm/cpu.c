@@ -336,7 +336,7 @@ INFINIOP_ALWAYS_INLINE float skew_step(const ctx_t *c, bool lp, const rowptr_t *
         return check_res ? bf16_lp_skew(c, pn, rbn, po, rbo, scale, true)
                          : bf16_lp_skew(c, pn, rbn, po, rbo, scale, false);
 #endif
-    (void)rbn, (void)rbo, (void)check_res;
+    (void)lp, (void)rbn, (void)rbo, (void)check_res;
     return f32_skew(c, pn, po, scale);
 }
 /* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum (lp: rb
