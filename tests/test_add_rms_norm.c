@@ -271,6 +271,21 @@ int main(int argc, char **argv) {
                 c.wstride = ws;
                 run_case(&c, &rng);
             }
+        /* many rows of 2049-4096 16-byte vectors, past the 4-vector block
+         * form: on NVIDIA the block form at 8 vectors a thread where the
+         * rows outnumber the SMs (140 rows; float32 12000 columns, 3000
+         * vectors, 384 threads; 16384, 512 threads; 2-byte 24576, 384
+         * threads; the longer rows of each type stream), with a broadcast,
+         * a strided and a unit weight, the last in place (full mode) */
+        static const size_t k_lcols[3] = {12000, 16384, 24576};
+        for (int k = 0; k < 3 && !tl_quick; k++) {
+            memset(&c, 0, sizeof c);
+            c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 140; c.shape[1] = k_lcols[k];
+            c.eps = 1e-5; c.lo = -2; c.hi = 2; c.alias = k == 2 ? AL_Y_A_R_B : AL_NONE;
+            make_layouts(&rng, &c, 0);
+            c.wstride = k == 0 ? 0 : k == 1 ? 2 : 1;
+            run_case(&c, &rng);
+        }
         /* large values |x| up to 1e4 */
         memset(&c, 0, sizeof c);
         c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = 1000; c.eps = 1e-5; c.lo = -1e4; c.hi = 1e4;

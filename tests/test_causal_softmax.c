@@ -293,6 +293,16 @@ int main(int argc, char **argv) {
             c.shape[2] = k_dtypes[d] == INFINI_DTYPE_F32 ? 4608 : 16384; c.lo = -4; c.hi = 4;
             make_layouts(&rng, &c, 0);
             run_case(&c, &rng);
+            /* rows of 3000 and 4096 vectors, past the 4-vector block form:
+             * the GPU's block form at 8 vectors a thread (140 rows, more
+             * than the SMs; 384 and 512 threads) */
+            for (int k = 0; k < 2; k++) {
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 140;
+                c.shape[1] = (k ? 16384 : 12000) * (k_dtypes[d] == INFINI_DTYPE_F32 ? 1 : 2); c.lo = -4; c.hi = 4;
+                make_layouts(&rng, &c, 0);
+                run_case(&c, &rng);
+            }
         }
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 16; c.shape[1] = 700; c.lo = -1e4; c.hi = 1e4;

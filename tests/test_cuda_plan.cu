@@ -139,17 +139,25 @@ static void named_cases(void) {
     p = plan(4096, 768, 8, LAYER_NORM, true, false, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 3,
           "kernel %d", (int)p.aligned.kernel);
-    /* ... and with many rows longer than a block holds (f32 1000x14336 add_rms_norm, 3584 vectors,
-     * more rows than SMs), the vector streaming kernel, with element-wise weight loads where the
-     * weight is strided and by vectors where it has unit stride */
+    /* ... and with many rows of 2049-4096 vectors (f32 1000x14336 add_rms_norm, 3584 vectors,
+     * more rows than SMs), a block of 448 threads x 8 vectors, the weight by elements where it
+     * is strided and by vectors where it has unit stride */
     p = plan(1000, 14336, 4, ADD_RMS_NORM, true, false, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && !p.aligned.param_vec, "kernel %d",
-          (int)p.aligned.kernel);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 8 && p.aligned.threads == 448 &&
+              !p.aligned.param_vec,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     p = plan(1000, 14336, 4, ADD_RMS_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 8 && p.aligned.param_vec,
+          "kernel %d items %u", (int)p.aligned.kernel, p.aligned.items);
+    /* longer (f32 1000x16388, 4097 vectors): the vector streaming kernel */
+    p = plan(1000, 16388, 4, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_STREAM_BLOCK_VEC && p.aligned.param_vec, "kernel %d",
           (int)p.aligned.kernel);
-    /* add_rms_norm: bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors (f32
-     * 1000x14336, more than a block holds: the streaming kernel, above) */
+    /* fewer rows than SMs (f32 100x14336): latency-bound, a cluster of 4 vectors a thread */
+    p = plan(100, 14336, 4, ADD_RMS_NORM, true, true, false, true);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_CLUSTER && p.aligned.items == 4, "kernel %d items %u",
+          (int)p.aligned.kernel, p.aligned.items);
+    /* add_rms_norm: bf16 4096x14336, 1792 vectors, a block of 448 threads x 4 vectors */
     p = plan(4096, 14336, 8, ADD_RMS_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 4 && p.aligned.threads == 448,
           "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
@@ -333,7 +341,9 @@ static void invariants(void) {
                                                            (fl & INFINIOP_CUDA_REG_WARP8))
                                                     : q->items == 1 || q->items == 2 || q->items == 4 ||
                                                           ((q->items == 3 || q->items == 8) &&
-                                                           q->kernel == INFINIOP_CUDA_ROW_REG_SUB),
+                                                           q->kernel == INFINIOP_CUDA_ROW_REG_SUB) ||
+                                                          (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_BLOCK &&
+                                                           !q->peel && nr >= (size_t)d.sm_count),
                                           "%zux%zu: items %u (an instance exists)", nr, nc, q->items);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || !q->scalar || q->items == 16,
                                           "%zux%zu: a one-element cluster of %u items", nr, nc, q->items);

@@ -333,6 +333,23 @@ int main(int argc, char **argv) {
                 c.ws = ws; c.bs = ws == 1 ? 1 : ws ? 0 : 2;
                 run_case(&c, &rng);
             }
+        /* many rows of 2049-4096 16-byte vectors, past the 4-vector block
+         * form: on NVIDIA the block form at 8 vectors a thread where the
+         * rows outnumber the SMs (140 rows of 12000 and 16384 float32
+         * columns, 24576 and 32768 of a 2-byte type: 384 and 512 threads),
+         * with a broadcast, a unit and a strided weight and bias (full
+         * mode) */
+        for (int k = 0; k < 2 && !tl_quick; k++)
+            for (int ws = 0; ws <= 2; ws++) {
+                if (k && ws != 1) continue;
+                memset(&c, 0, sizeof c);
+                c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = 1; c.lo = -2; c.hi = 2;
+                c.ndim = 2; c.shape[0] = 140;
+                c.shape[1] = (k_dtypes[d] == INFINI_DTYPE_F32 ? 12000 : 24576) + (size_t)k * 4096 * (k_dtypes[d] == INFINI_DTYPE_F32 ? 1 : 2);
+                make_layouts(&rng, &c, 0);
+                c.ws = ws; c.bs = ws == 1 ? 1 : ws ? 0 : 2;
+                run_case(&c, &rng);
+            }
     }
 
     size_t ncases = tl_quick ? 40 : 250;

@@ -44,9 +44,11 @@
  *    least 128 threads (2, then 1, otherwise) for throughput; latency-bound
  *    (the memory system is idle) 1 vector a thread while that takes at
  *    most 512 threads, then 2, then 4;
- *  - rows a block cannot hold (more than 512 x 4 vectors): a cluster of
- *    2..8 blocks of up to 256 threads x 4 vectors (Hopper and later), for
- *    fewer rows than SMs only;
+ *  - rows of 2049-4096 vectors that fill the GPU (not latency-bound): one
+ *    block each at 8 vectors a thread (up to 512 threads);
+ *  - rows a block cannot hold (more than 512 x 4 vectors, latency-bound;
+ *    more than 512 x 8 otherwise): a cluster of 2..8 blocks of up to 256
+ *    threads x 4 vectors (Hopper and later), for fewer rows than SMs only;
  *  - longer still: off (the streaming kernel).
  * Every row length a block holds takes it, for every operator. With 2
  * blocks of 128-register threads a SM the load phase of one row is not
@@ -223,6 +225,19 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
             items = it, threads = t;
             break;
         }
+        /* Rows a block holds only at 8 vectors a thread (2049-4096 vectors:
+         * float32 rows of 8193-16384 elements, 2-byte rows of 16385-32768),
+         * where the rows fill the GPU: 8 vectors a thread, at most 512
+         * threads, the vector form only. The streaming kernel reads such a
+         * row twice (its float32 copy does not fit a block's 48 KB of shared
+         * memory) and ran them at 62-77% of copy (H200, add_rms_norm f32
+         * 1000x14336, layer_norm f32 85x3x14336); this is the same one read
+         * and one write as the 4-vector block form, which runs rows of up to
+         * 2048 vectors at 96-100% (bench/NOTES.md, session 21). */
+        if (!items && !scalar && !peel && !latency && !forced && kc == 1) {
+            const size_t t = ((acc + 8 - 1) / 8 + 31) / 32 * 32;
+            if (t <= 512) items = 8, threads = t;
+        }
         unsigned cl = (unsigned)kc;
         /* A few decode rows a block would hold only at 4 vectors a thread
          * (1024 < vecs <= 2048): a cluster of 8 blocks at 1 vector a
@@ -260,7 +275,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
     r.peel = peel;
     if (blocks > RG_ROWS_CAP) blocks = RG_ROWS_CAP;
     r.grid = (unsigned)(blocks * (r.lanes ? 1 : r.cluster));
-    r.early = lat || kn.early;
+    r.early = lat || (kn.early && !(r.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && r.items == 8)); /* (8 vectors a thread: late loads only) */
     /* Rows that fill the GPU: each group asks L2 for the input of the row
      * an eighth of L2 ahead, counting every input (REG_2IN: two). It adds
      * requests in flight without registers; a quarter of L2 or more ahead

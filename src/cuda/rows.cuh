@@ -203,6 +203,8 @@ static inline bool rg_is_reg(const infiniopCudaRowLaunch &q) {
  *                       decltype(CS)::value>; });
  * The operator's launch and its plan (rg_plan_cap) both call it, so that
  * the instance is chosen in one place.
+ * The block form of vectors holds 1, 2, 4 or 8 vectors a thread (8: rows
+ * of 2049-4096 vectors that fill the GPU, plan_rows.cu), every operator.
  * SUB8 == 8: the operator also has 8 vectors a thread in the warp form
  * (INFINIOP_CUDA_REG_WARP8), and 8 elements a thread in the warp form of
  * the one-element form, which otherwise holds 1, 4 or 16 elements a
@@ -220,6 +222,7 @@ static R rg_instance(const infiniopCudaRowLaunch &q, Pick pick) {
     RG_CASE(1, RG_SUB, false, false) RG_CASE(2, RG_SUB, false, false) RG_CASE(3, RG_SUB, false, false)
     RG_CASE(4, RG_SUB, false, false)
     RG_CASE(1, RG_BLOCK, false, false) RG_CASE(2, RG_BLOCK, false, false) RG_CASE(4, RG_BLOCK, false, false)
+    RG_CASE(8, RG_BLOCK, false, false)
     RG_CASE(1, RG_CLUSTER, false, false) RG_CASE(2, RG_CLUSTER, false, false) RG_CASE(4, RG_CLUSTER, false, false)
     if constexpr (SUB8 == 8) RG_CASE(8, RG_SUB, true, false)
     RG_CASE(1, RG_SUB, true, false) RG_CASE(4, RG_SUB, true, false) RG_CASE(16, RG_SUB, true, false)
