@@ -45,10 +45,13 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * slower (add_rms_norm f16 9x8x4x14336 w:bcast 15.9 -> 10.8 us,
      * 7112x7168 w:strided 174 -> 138); at one item the late load's extra
      * round trip is exposed instead (latency-bound shapes, 1.16-1.20x
-     * slower late; bench/NOTES.md). At 8 items a thread (rows of 2049-4096
-     * vectors with rows that fill the GPU) the weight always loads late:
-     * early, a + b + w of float32 rows are 96 registers of data alone. */
-    constexpr bool W_LATE = (!PV && ITEMS >= 2) || ITEMS >= 8;
+     * slower late; bench/NOTES.md). At 8 vectors a thread (the block
+     * form's rows of 2049-4096 vectors, with rows that fill the GPU) the
+     * weight always loads late: early, a + b + w of float32 rows are 96
+     * registers of data alone. The one-element form's 16 items keep the
+     * early load (late, on an H200: add_rms_norm bf16 13x4099 2.94 -> 4.85
+     * us, f16 999x3001 13.0 -> 15.4). */
+    constexpr bool W_LATE = (!PV && ITEMS >= 2) || (V > 1 && ITEMS >= 8);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);
