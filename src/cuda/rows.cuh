@@ -332,6 +332,13 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
 template <int MODE, int ITEMS, int V> struct RgCappable {
     static constexpr bool value = MODE == RG_BLOCK && ITEMS == 4 && V > 1;
 };
+/* The block form at 8 16-byte vectors a thread: rows of 2049-4096 vectors
+ * in shapes that fill the GPU (plan_rows.cu), never early and never
+ * peeled; the operators' weight and bias load in the output phase there
+ * (held through the reduction they spilled: layer_norm 80-566 bytes). */
+template <int MODE, int ITEMS, int V> struct RgBlock8 {
+    static constexpr bool value = MODE == RG_BLOCK && ITEMS == 8 && V > 1;
+};
 /* The instance of launch q's cap: pick(C), C std::integral_constant<int>
  * of q.cap (0 where the launch is not CAPPABLE: every cap then names the
  * same uncapped instance). */

@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * registers of data alone. The one-element form's 16 items keep the
      * early load (late, on an H200: add_rms_norm bf16 13x4099 2.94 -> 4.85
      * us, f16 999x3001 13.0 -> 15.4). */
-    constexpr bool W_LATE = (!PV && ITEMS >= 2) || (V > 1 && ITEMS >= 8);
+    constexpr bool W_LATE = (!PV && ITEMS >= 2) || RgBlock8<MODE, ITEMS, V>::value;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);

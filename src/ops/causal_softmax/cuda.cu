@@ -413,9 +413,8 @@ template <typename T> static CsRegFn<T> reg_kernel(const infiniopCudaRowLaunch &
     return rg_instance<VecWidth<T>::value, 8, CsRegFn<T>>(q, [&](auto I, auto M, auto AV, auto CS) -> CsRegFn<T> {
         constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
         constexpr bool STRIDED = decltype(CS)::value;
-        /* (the peeled form: vectors, warp and block forms, not the block
-         * form's 8 vectors a thread) */
-        constexpr bool PEEL = RV > 1 && MODE != RG_CLUSTER && !(MODE == RG_BLOCK && ITEMS == 8);
+        /* (the peeled form: vectors, warp and block forms, not RgBlock8) */
+        constexpr bool PEEL = RV > 1 && MODE != RG_CLUSTER && !RgBlock8<MODE, ITEMS, RV>::value;
         return rg_cap<RgCappable<MODE, ITEMS, RV>::value>(q, [&](auto C) -> CsRegFn<T> {
             constexpr int CAP = decltype(C)::value;
             if (q.peel) {

@@ -562,11 +562,9 @@ template <typename T> static LnRegFn<T> reg_kernel(const infiniopCudaRowLaunch &
         constexpr int ITEMS = decltype(I)::value, MODE = decltype(M)::value, RV = decltype(AV)::value;
         /* (strided rows are latency-bound: early loads only) */
         if constexpr (decltype(CS)::value) return layer_norm_reg<T, ITEMS, MODE, true, RV, true, true, 0>;
-        /* weight or bias of another stride than 1: element loads. The
-         * block form's 8 vectors a thread (rows that fill the GPU, never
-         * early in a release plan) has late loads only: early, its held w
-         * and b spilled 80-566 bytes. */
-        if constexpr (!(MODE == RG_BLOCK && ITEMS == 8)) {
+        /* weight or bias of another stride than 1: element loads (RgBlock8:
+         * late loads only) */
+        if constexpr (!RgBlock8<MODE, ITEMS, RV>::value) {
             if constexpr (RV > 1)
                 if (!q.param_vec && q.early) return layer_norm_reg<T, ITEMS, MODE, true, RV, false, false, 0>;
             if (q.early) return layer_norm_reg<T, ITEMS, MODE, true, RV, false, true, 0>;
