@@ -112,15 +112,20 @@ static void named_cases(void) {
         const size_t sh[3] = {64, 197, 768};
         const ptrdiff_t os[3] = {197 * 768, 768, 1}, is[3] = {768, 0, 1};
         const RowsShape want = {8, 2, 48, 240, 4, 1, 631};
-        expect_rows("f16 64x197x768 bcast:1", plan(INFINI_DTYPE_F16, 3, sh, os, is).aligned, want);
+        const infiniopCudaEltLaunch l = plan(INFINI_DTYPE_F16, 3, sh, os, is).aligned;
+        expect_rows("f16 64x197x768 bcast:1", l, want);
+        CHECK(!l.pair, "f16 64x197x768 bcast:1: two rows a step over a repeated input row");
     }
     {   /* f32 2047x5120 sliced from rows of 8192: 1280 vectors a row over 3
          * blocks of 214 lanes at 2 a thread; rows of their own input: about
-         * two waves at 8 blocks an SM (2112 blocks wanted: 3 rows a thread) */
+         * two waves at 8 blocks an SM (2112 blocks wanted: 3 rows a thread),
+         * two of them a step */
         const size_t sh[2] = {2047, 5120};
         const ptrdiff_t os[2] = {5120, 1}, is[2] = {8192, 1};
         const RowsShape want = {4, 2, 214, 214, 3, 3, 683};
-        expect_rows("f32 2047x5120 sliced", plan(INFINI_DTYPE_F32, 2, sh, os, is).aligned, want);
+        const infiniopCudaEltLaunch l = plan(INFINI_DTYPE_F32, 2, sh, os, is).aligned;
+        expect_rows("f32 2047x5120 sliced", l, want);
+        CHECK(l.pair, "f32 2047x5120 sliced: one row a step");
     }
     {   /* STRIDED tensors that two 256-thread blocks hold: not spread */
         const size_t sh1[1] = {415};
@@ -276,7 +281,7 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
         /* the latency-bound branch (under two waves of one access a thread) */
         const bool lat = nrows * chunks < 2 * (size_t)g_dev.sm_count * (size_t)g_dev.max_threads_per_sm;
         if (lat) {
-            CHECK(l.items == 1, "%s: items %u", what, l.items);
+            CHECK(l.items == 1 && !l.pair, "%s: items %u pair %d", what, l.items, (int)l.pair);
             if (l.rows > 1) /* rows a thread only for a broadcast input of 4- or 8-byte elements */
                 CHECK(es >= 4 && bcast, "%s: rows %u (es %zu, bcast %d)", what, l.rows, es, (int)bcast);
             if (l.grid[0] == 1) /* a thread an access, no idle lanes */
@@ -289,6 +294,11 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
             /* every lane a whole share: one lane fewer would not cover the row */
             CHECK((size_t)(l.lanes - 1) * l.items * l.grid[0] < chunks, "%s: lanes %u items %u grid.x %u for %zu chunks",
                   what, l.lanes, l.items, l.grid[0], chunks);
+            /* two rows a step exactly where a thread has two or more, its
+             * input repeats no row and both tensors take 16-byte accesses */
+            const bool pair = l.rows >= 2 && !bcast && !l.in1 && l.vec * es == 16;
+            CHECK(l.pair == pair, "%s: pair %d (rows %u, bcast %d, in1 %d, vec %u)", what, (int)l.pair, l.rows,
+                  (int)bcast, (int)l.in1, l.vec);
             /* an input broadcast along the rows: 4 rows a thread, or fewer
              * where the grid is then one wave of 4 blocks an SM */
             if (bcast)

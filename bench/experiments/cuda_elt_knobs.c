@@ -22,6 +22,8 @@
  *                                      least, within one wave (1..64)
  *   INFINIOP_CUDA_UNARY_ROWS_POW2=1    ROWS (large tensors): lanes a power of
  *                                      two, as before session 19
+ *   INFINIOP_CUDA_UNARY_ROWS_SINGLE=1  ROWS (large tensors): one row a step,
+ *                                      never two (as before session 22)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,4 +47,6 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (rr && atoi(rr) >= 1 && atoi(rr) <= 64) knobs->rows_reuse = (unsigned)atoi(rr);
     const char *rp = getenv("INFINIOP_CUDA_UNARY_ROWS_POW2");
     if (rp && !strcmp(rp, "1")) knobs->rows_pow2 = 1;
+    const char *rs = getenv("INFINIOP_CUDA_UNARY_ROWS_SINGLE");
+    if (rs && !strcmp(rs, "1")) knobs->rows_single = 1;
 }

@@ -229,6 +229,7 @@ typedef struct {
     unsigned rows;     /* ROWS: rows each thread loops over */
     bool in1;          /* ROWS: the input one element at a time, at its last dimension's stride (any
                           small stride: 0, +-1, 2, ...), the output by `vec` */
+    bool pair;         /* ROWS: two rows a step, both rows' loads in flight together (no input row repeats) */
     bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
     bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
 } infiniopCudaEltLaunch;
@@ -262,6 +263,7 @@ typedef struct {
     unsigned rows_reuse; /* ROWS over a row-broadcast input, large tensors: rows a thread at the least
                             (within one wave of blocks); 0 the planner's rule */
     unsigned rows_pow2;  /* ROWS, large tensors: 1 lanes a power of two (the former rule) */
+    unsigned rows_single; /* ROWS, large tensors: 1 one row a step (no pairs; the former rule) */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -414,6 +414,12 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 {2, {4500, 1040}, {1040, 1}, {0, 1}, 0, 0, 0},        /* broadcast, several rows a block */
                 {3, {3, 1500, 1040}, {1560000, 1040, 1}, {1040, 0, 1}, 0, 0, 0},
                 {3, {6, 5, 264}, {1320, 264, 1}, {264, 1584, 1}, 0, 0, 0}, /* dims 0 and 1 swapped */
+                /* large enough for two or more rows a thread (CUDA, a
+                 * grid past two waves): two rows a step, with a last step
+                 * of one row (2200 rows of 16-byte vectors, padded) and a
+                 * 3-D view with dims 0 and 1 swapped */
+                {2, {2200, 4104}, {4104, 1}, {4112, 1}, 0, 0, 0},
+                {3, {71, 512, 256}, {131072, 256, 1}, {256, 18176, 1}, 0, 0, 0},
                 {2, {300, 20}, {24, 1}, {0, 1}, 0, 0, 0},             /* 20-element rows: strided */
                 {2, {33, 96}, {104, 1}, {100, 1}, 1, 0, 0},           /* input one element off */
                 {2, {37, 7814}, {7814, 1}, {0, 1}, 0, 1, 0},          /* output one element off */

@@ -338,9 +338,7 @@ __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant
  * rows a warp); a block covers the chunks (of W elements) [blockIdx.x *
  * blockDim.x * ITEMS, ...) of R * blockDim.y rows (R: plan.rows), thread
  * (x, y) chunks x, x + blockDim.x, ... (coalesced) of rows y, y +
- * blockDim.y, ... A row whose input offset equals the thread's previous
- * row's (a broadcast input, stride 0) reuses the results held in
- * registers: the input is read once per block, not once per row. */
+ * blockDim.y, ... (one row a step, or two: PAIR below). */
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
  * vectors, as VEC's large-tensor shape); 16 one-element accesses at 2-byte
  * types (a cap of 8 left 16 bytes in flight a thread, and sliced bf16 rows
@@ -351,7 +349,63 @@ __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
 /* 256-thread blocks a multiprocessor in the launch bounds (at most 64
  * registers; the instances use 48-64: four or five such blocks fit). */
 #define ROWS_BLOCKS_PER_SM 4
-template <typename T, int KIND, int W, int ITEMS, bool IN1>
+/* A row's ITEMS accesses of W elements from the input at row offset ib
+ * (elements past the row's chunks: 1, apply_arr's filler). */
+template <typename T, int W, int ITEMS, bool IN1>
+__device__ __forceinline__ void rows_load(RawVec<typename T::S, W> (&x)[ITEMS], const typename T::S *in, ptrdiff_t ib,
+                                          size_t c0, unsigned step, size_t nchunks, ptrdiff_t ics, bool any) {
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u) {
+        const size_t c = c0 + (size_t)u * step;
+#pragma unroll
+        for (int k = 0; k < W; ++k) x[u].v[k] = T::store(typename T::C(1));
+        if (any && c < nchunks) {
+            if constexpr (IN1) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) x[u].v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
+            } else {
+                x[u] = load_word<RawVec<typename T::S, W>, false>(in + ib + (ptrdiff_t)(c * W));
+            }
+        }
+    }
+}
+/* The formula over a row's ITEMS * W elements at once (one basic block:
+ * apply_arr), in place. */
+template <typename T, int KIND, int W, int ITEMS>
+__device__ __forceinline__ void rows_apply(RawVec<typename T::S, W> (&x)[ITEMS]) {
+    typename T::S z[ITEMS * W];
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u)
+#pragma unroll
+        for (int k = 0; k < W; ++k) z[u * W + k] = x[u].v[k];
+    apply_store<T, KIND>(z);
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u)
+#pragma unroll
+        for (int k = 0; k < W; ++k) x[u].v[k] = z[u * W + k];
+}
+template <typename T, int W, int ITEMS>
+__device__ __forceinline__ void rows_store(typename T::S *out, ptrdiff_t ob, const RawVec<typename T::S, W> (&y)[ITEMS],
+                                           size_t c0, unsigned step, size_t nchunks) {
+#pragma unroll
+    for (int u = 0; u < ITEMS; ++u) {
+        const size_t c = c0 + (size_t)u * step;
+        if (c < nchunks) store_word<RawVec<typename T::S, W>, false>(out + ob + (ptrdiff_t)(c * W), y[u]);
+    }
+}
+/* PAIR (plan: no input row repeats along the rows, two or more rows a
+ * thread): two of the thread's rows a step, both rows' loads issued before
+ * either row's arithmetic, so a thread keeps 64 bytes in flight where one
+ * row a step kept 32 and the row's round trip was the wait; the register
+ * limit (ROWS_BLOCKS_PER_SM) caps the threads an SM at 1024, and 32 KB in
+ * flight an SM fell short of the memory's latency-bandwidth product (H200:
+ * f16 8x1024x32x128 permuted (0, 2, 1, 3) 42.4 -> 40.7 us, f32 2047x4096
+ * every other row 20.2 -> 19.2, f64 2000x4096 padded 40.5 -> 37.1; no
+ * case slower; bench/NOTES.md, session 22). Without
+ * PAIR, one row a step, and a row whose input offset equals the thread's
+ * previous row's (a broadcast input, stride 0) reuses the results held in
+ * registers: the input is read once per block, not once per row. */
+template <typename T, int KIND, int W, int ITEMS, bool IN1, bool PAIR>
 __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
     unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R, typename T::S *out,
                       const typename T::S *in) {
@@ -364,6 +418,25 @@ __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
     if (c0 >= nchunks) return; /* (no barriers: nothing waits for this thread) */
     const size_t span = (size_t)R * blockDim.y, rb = (size_t)blockIdx.y * span;
     const size_t r1 = rb + span < nrows ? rb + span : nrows;
+    if constexpr (PAIR) {
+        for (size_t r = rb + threadIdx.y; r < r1; r += 2 * (size_t)blockDim.y) {
+            const size_t r2 = r + blockDim.y;
+            const bool two = r2 < r1;
+            ptrdiff_t oa, ia, ob = 0, ib = 0;
+            row_bases<size_t>(L, r, &oa, &ia);
+            if (two) row_bases<size_t>(L, r2, &ob, &ib);
+            VT a[ITEMS], b[ITEMS];
+            rows_load<T, W, ITEMS, IN1>(a, in, ia, c0, blockDim.x, nchunks, ics, true);
+            rows_load<T, W, ITEMS, IN1>(b, in, ib, c0, blockDim.x, nchunks, ics, two);
+            rows_apply<T, KIND, W, ITEMS>(a);
+            rows_store<T, W, ITEMS>(out, oa, a, c0, blockDim.x, nchunks);
+            if (two) {
+                rows_apply<T, KIND, W, ITEMS>(b);
+                rows_store<T, W, ITEMS>(out, ob, b, c0, blockDim.x, nchunks);
+            }
+        }
+        return;
+    }
     VT y[ITEMS];
     ptrdiff_t prev = 0;
     for (size_t r = rb + threadIdx.y; r < r1; r += blockDim.y) {
@@ -384,36 +457,11 @@ __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
 #pragma unroll
                     for (int k = 0; k < W; ++k) y[u].v[k] = z1[0];
             } else {
-                S z[ITEMS * W];
-#pragma unroll
-                for (int u = 0; u < ITEMS; ++u) {
-                    const size_t c = c0 + (size_t)u * blockDim.x;
-                    VT x;
-#pragma unroll
-                    for (int k = 0; k < W; ++k) x.v[k] = T::store(typename T::C(1)); /* no element: 1 (apply_arr) */
-                    if (c < nchunks) {
-                        if constexpr (IN1) {
-#pragma unroll
-                            for (int k = 0; k < W; ++k) x.v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
-                        } else {
-                            x = load_word<VT, false>(in + ib + (ptrdiff_t)(c * W));
-                        }
-                    }
-#pragma unroll
-                    for (int k = 0; k < W; ++k) z[u * W + k] = x.v[k];
-                }
-                apply_store<T, KIND>(z);
-#pragma unroll
-                for (int u = 0; u < ITEMS; ++u)
-#pragma unroll
-                    for (int k = 0; k < W; ++k) y[u].v[k] = z[u * W + k];
+                rows_load<T, W, ITEMS, IN1>(y, in, ib, c0, blockDim.x, nchunks, ics, true);
+                rows_apply<T, KIND, W, ITEMS>(y);
             }
         }
-#pragma unroll
-        for (int u = 0; u < ITEMS; ++u) {
-            const size_t c = c0 + (size_t)u * blockDim.x;
-            if (c < nchunks) store_word<VT, false>(out + ob + (ptrdiff_t)(c * W), y[u]);
-        }
+        rows_store<T, W, ITEMS>(out, ob, y, c0, blockDim.x, nchunks);
     }
 }
 
@@ -585,10 +633,12 @@ template <typename T, int KIND, int W>
 static cudaError_t launch_rows(const infiniopEltLayout &L, const infiniopCudaEltLaunch &l, dim3 grid, bool pdl,
                                typename T::S *o, const typename T::S *x, cudaStream_t stream) {
     constexpr int FULL = (int)rows_items(W * sizeof(typename T::S));
-    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true>
-                                        : unary_rows_kernel<T, KIND, W, FULL, true>)
-                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false>
-                                        : unary_rows_kernel<T, KIND, W, FULL, false>);
+    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true, false>
+                                        : unary_rows_kernel<T, KIND, W, FULL, true, false>)
+                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false, false>
+                                        : unary_rows_kernel<T, KIND, W, FULL, false, false>);
+    if constexpr (W * sizeof(typename T::S) == 16) /* (PAIR: 16-byte accesses of both tensors; plan rule) */
+        if (l.pair) kernel = unary_rows_kernel<T, KIND, W, FULL, false, true>;
     return infiniop_cuda_launch(kernel, grid, dim3(l.lanes, l.threads / l.lanes), 0, stream, 1u, pdl, L, l.rows, o, x);
 }
 
@@ -858,6 +908,11 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
             if (R < reuse) R = reuse < cap ? reuse : cap;
         }
         gy = div_up(nrows, R * ty);
+        /* Two rows a step (the kernel's PAIR: 64 bytes in flight a
+         * thread) where a thread has two rows, no input row repeats and
+         * both tensors take 16-byte accesses (narrower ones hold an
+         * element a register: two rows of them spilled, 24-248 bytes) */
+        l.pair = l.items > 1 && R >= 2 && !bcast_any(L) && !in1 && w * es == 16 && !kn.rows_single;
     }
     l.lanes = (unsigned)tx;
     l.threads = (unsigned)(tx * ty);
@@ -1062,8 +1117,8 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
         break;
     case INFINIOP_CUDA_ELT_GATHER: m = snprintf(b + k, n - k, " vec=%u items=%u", l.vec, l.items); break;
     case INFINIOP_CUDA_ELT_ROWS:
-        m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s", l.lanes, l.threads / l.lanes, l.vec,
-                     l.items, l.rows, l.in1 ? " input=elem" : "");
+        m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s%s", l.lanes, l.threads / l.lanes, l.vec,
+                     l.items, l.rows, l.pair ? " pair" : "", l.in1 ? " input=elem" : "");
         break;
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: m = snprintf(b + k, n - k, " p=%d", tile_p); break;
