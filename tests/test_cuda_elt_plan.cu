@@ -175,17 +175,6 @@ static void named_cases(void) {
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS, "kernel %d", (int)P.aligned.kernel);
         P = plan(INFINI_DTYPE_BF16, 2, sh5, os5, is6);
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.aligned.in1, "kernel %d", (int)P.aligned.kernel);
-        /* an odd input pitch (bf16 4096x3584 from rows of 3585): the
-         * input by aligned 16-byte vectors shifted into the output's
-         * (input=shift); the unaligned launch element by element */
-        const size_t sh8[2] = {4096, 3584};
-        const ptrdiff_t os8[2] = {3584, 1}, is8[2] = {3585, 1};
-        P = plan(INFINI_DTYPE_BF16, 2, sh8, os8, is8);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.aligned.shift && !P.aligned.in1 && P.aligned.vec == 8 &&
-                  P.align == 16 && P.align_out && P.unaligned.kernel == INFINIOP_CUDA_ELT_ROWS &&
-                  P.unaligned.in1 && !P.unaligned.shift && P.unaligned.vec == 1,
-              "kernel %d shift %d in1 %d vec %u / kernel %d in1 %d vec %u", (int)P.aligned.kernel, (int)P.aligned.shift,
-              (int)P.aligned.in1, P.aligned.vec, (int)P.unaligned.kernel, (int)P.unaligned.in1, P.unaligned.vec);
         const size_t sh7[4] = {23, 67, 10, 6};
         const ptrdiff_t os7[4] = {67 * 60, 60, 6, 1}, is7[4] = {1, 23, 23 * 67, 23 * 670};
         P = plan(INFINI_DTYPE_F32, 4, sh7, os7, is7);
@@ -282,10 +271,6 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
         CHECK(l.lanes >= 1 && l.threads % l.lanes == 0, "%s: lanes %u threads %u", what, l.lanes, l.threads);
         CHECK(l.threads >= 32 && l.threads <= 256, "%s: threads %u (launch bounds 256; a warp at the least)", what,
               l.threads);
-        /* input=shift: 16-byte accesses on both sides, one row a step */
-        if (l.shift)
-            CHECK(!l.in1 && !l.pair && l.vec * es == 16, "%s: shift with in1 %d pair %d vec %u", what, (int)l.in1,
-                  (int)l.pair, l.vec);
         const size_t ty = l.threads / l.lanes;
         CHECK((size_t)l.grid[0] * l.lanes * l.items >= chunks, "%s: grid.x %u x lanes %u x items %u < %zu chunks",
               what, l.grid[0], l.lanes, l.items, chunks);
@@ -310,9 +295,8 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
             CHECK((size_t)(l.lanes - 1) * l.items * l.grid[0] < chunks, "%s: lanes %u items %u grid.x %u for %zu chunks",
                   what, l.lanes, l.items, l.grid[0], chunks);
             /* two rows a step exactly where a thread has two or more, its
-             * input repeats no row and both tensors take the same 16-byte
-             * accesses */
-            const bool pair = l.rows >= 2 && !bcast && !l.in1 && !l.shift && l.vec * es == 16;
+             * input repeats no row and both tensors take 16-byte accesses */
+            const bool pair = l.rows >= 2 && !bcast && !l.in1 && l.vec * es == 16;
             CHECK(l.pair == pair, "%s: pair %d (rows %u, bcast %d, in1 %d, vec %u)", what, (int)l.pair, l.rows,
                   (int)bcast, (int)l.in1, l.vec);
             /* an input broadcast along the rows: 4 rows a thread, or fewer
@@ -395,25 +379,19 @@ static void invariants(void) {
                      * transpose (STRIDED or tiles), contiguous (VEC) */
                     const ptrdiff_t os[2] = {(ptrdiff_t)c, 1};
                     const ptrdiff_t pad[2] = {(ptrdiff_t)c + 8, 1}, brow[2] = {0, 1}, bcol[2] = {1, 0},
-                                    tr[2] = {1, (ptrdiff_t)r}, odd[2] = {(ptrdiff_t)c + 1, 1};
+                                    tr[2] = {1, (ptrdiff_t)r};
                     const struct {
                         const ptrdiff_t *is;
                         bool bcast;
                         const char *name;
-                    } lays[5] = {{pad, false, "padded"}, {brow, true, "bcast:0"}, {bcol, false, "bcast:1"},
-                                 {tr, false, "transposed"}, {odd, false, "odd pitch"}};
+                    } lays[4] = {{pad, false, "padded"}, {brow, true, "bcast:0"}, {bcol, false, "bcast:1"},
+                                 {tr, false, "transposed"}};
                     for (const auto &ly : lays) {
                         if (r == 1 && ly.bcast) continue;
                         infiniopCudaEltPlan P = plan(dt, 2, sh, os, ly.is);
                         snprintf(what, sizeof what, "sm %d es %zu %zux%zu %s", dev.sm_count, es, r, c, ly.name);
                         check_launch(P.aligned, sh, 2, es, ly.bcast, what);
                         check_launch(P.unaligned, sh, 2, es, ly.bcast, what);
-                        /* an odd pitch into 16-byte output vectors (r > 1: a row
-                         * stride at all): the aligned launch shifts (r > 1) */
-                        if (ly.is == odd && r > 1 && P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS)
-                            CHECK(P.aligned.shift == (P.aligned.vec * es == 16) && !P.unaligned.shift,
-                                  "%s: shift %d / %d vec %u", what, (int)P.aligned.shift, (int)P.unaligned.shift,
-                                  P.aligned.vec);
                     }
                     const size_t n1[1] = {r * c};
                     const ptrdiff_t one[1] = {1}, zero[1] = {0};

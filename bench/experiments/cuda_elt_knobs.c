@@ -24,8 +24,6 @@
  *                                      two, as before session 19
  *   INFINIOP_CUDA_UNARY_ROWS_SINGLE=1  ROWS (large tensors): one row a step,
  *                                      never two (as before session 22)
- *   INFINIOP_CUDA_UNARY_ROWS_SHIFT=0   ROWS: an odd-pitch input element by
- *                                      element (as before session 22)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +49,4 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (rp && !strcmp(rp, "1")) knobs->rows_pow2 = 1;
     const char *rs = getenv("INFINIOP_CUDA_UNARY_ROWS_SINGLE");
     if (rs && !strcmp(rs, "1")) knobs->rows_single = 1;
-    const char *rh = getenv("INFINIOP_CUDA_UNARY_ROWS_SHIFT");
-    if (rh && !strcmp(rh, "0")) knobs->rows_noshift = 1;
 }

@@ -230,8 +230,6 @@ typedef struct {
     bool in1;          /* ROWS: the input one element at a time, at its last dimension's stride (any
                           small stride: 0, +-1, 2, ...), the output by `vec` */
     bool pair;         /* ROWS: two rows a step, both rows' loads in flight together (no input row repeats) */
-    bool shift;        /* ROWS: the input (unit column stride, rows off the 16-byte alignment) by aligned
-                          16-byte vectors, each output vector shifted out of two */
     bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
     bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
 } infiniopCudaEltLaunch;
@@ -266,7 +264,6 @@ typedef struct {
                             (within one wave of blocks); 0 the planner's rule */
     unsigned rows_pow2;  /* ROWS, large tensors: 1 lanes a power of two (the former rule) */
     unsigned rows_single; /* ROWS, large tensors: 1 one row a step (no pairs; the former rule) */
-    unsigned rows_noshift; /* ROWS: 1 an odd-pitch input element by element (no IN_SHIFT; the former rule) */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -328,22 +328,17 @@ __global__ void __launch_bounds__(256) unary_gather_kernel(const __grid_constant
     }
 }
 
-/* ROWS: the output's last dimension has unit stride; the input is read
- * (IN) by the same W-element accesses (IN_VEC), or one element at a time
- * at its stride (IN_ELEM: any small stride, 0 for a broadcast), or, for an
- * input of unit column stride whose rows lie off the 16-byte alignment (an
- * odd pitch: IN_SHIFT, W * sizeof(S) == 16), by the two aligned 16-byte
- * vectors each output vector spans, shifted by the row's offset (plan
- * rule). W elements an access (RawVec: W * sizeof(S) bytes, aligned to its
- * size); with IN_ELEM the W elements of an output access are W loads (a
- * warp's loads of one step lie W elements apart; the steps' sectors are
- * the same, from L1). Blocks are
+/* ROWS: the output's last dimension has unit stride, and so has the
+ * input's (IN1 false) or it is read one element at a time at its stride
+ * (IN1: any small stride, 0 for a broadcast; plan rule). W elements an
+ * access (RawVec: W * sizeof(S) bytes, aligned to its size); with IN1 the
+ * W elements of an output access are W loads (a warp's loads of one step
+ * lie W elements apart; the steps' sectors are the same, from L1). Blocks are
  * blockDim.x threads along a row by blockDim.y rows (short rows: several
  * rows a warp); a block covers the chunks (of W elements) [blockIdx.x *
  * blockDim.x * ITEMS, ...) of R * blockDim.y rows (R: plan.rows), thread
  * (x, y) chunks x, x + blockDim.x, ... (coalesced) of rows y, y +
  * blockDim.y, ... (one row a step, or two: PAIR below). */
-enum { IN_VEC = 0, IN_ELEM = 1, IN_SHIFT = 2 };
 /* Accesses a thread issues per row: 32 bytes in flight (two 16-byte
  * vectors, as VEC's large-tensor shape); 16 one-element accesses at 2-byte
  * types (a cap of 8 left 16 bytes in flight a thread, and sliced bf16 rows
@@ -354,63 +349,22 @@ __host__ __device__ constexpr unsigned rows_items(unsigned bytes) {
 /* 256-thread blocks a multiprocessor in the launch bounds (at most 64
  * registers; the instances use 48-64: four or five such blocks fit). */
 #define ROWS_BLOCKS_PER_SM 4
-/* IN_SHIFT: the W elements from SH of the 2W in a, b (SH < W). */
-template <int SH, typename VT, int W> __device__ __forceinline__ void shift_at(VT &r, const VT &a, const VT &b) {
-    if constexpr (SH < W) {
-#pragma unroll
-        for (int k = 0; k < W; ++k) r.v[k] = k + SH < W ? a.v[k + SH] : b.v[k + SH - W];
-    }
-}
-/* The same for a run-time SH in [1, W) (uniform over a row: one branch). */
-template <typename VT, int W> __device__ __forceinline__ VT shift_vec(const VT &a, const VT &b, unsigned sh) {
-    VT r = a;
-    switch (sh) {
-    case 1: shift_at<1, VT, W>(r, a, b); break;
-    case 2: shift_at<2, VT, W>(r, a, b); break;
-    case 3: shift_at<3, VT, W>(r, a, b); break;
-    case 4: shift_at<4, VT, W>(r, a, b); break;
-    case 5: shift_at<5, VT, W>(r, a, b); break;
-    case 6: shift_at<6, VT, W>(r, a, b); break;
-    case 7: shift_at<7, VT, W>(r, a, b); break;
-    default: break;
-    }
-    return r;
-}
 /* A row's ITEMS accesses of W elements from the input at row offset ib
- * (elements past the row's chunks: 1, apply_arr's filler). IN_SHIFT: the
- * row's input starts sh elements past a 16-byte boundary; output vector c
- * is elements sh..sh+W of the aligned vectors c and c + 1 from there (the
- * second one a hit in L1 mostly: a neighbour's first), both within the
- * row but for the row's last vector, whose second aligned vector would
- * reach past the row's end (past the tensor's, in its last row): that one
- * is read element by element. */
-template <typename T, int W, int ITEMS, int IN>
+ * (elements past the row's chunks: 1, apply_arr's filler). */
+template <typename T, int W, int ITEMS, bool IN1>
 __device__ __forceinline__ void rows_load(RawVec<typename T::S, W> (&x)[ITEMS], const typename T::S *in, ptrdiff_t ib,
                                           size_t c0, unsigned step, size_t nchunks, ptrdiff_t ics, bool any) {
-    typedef RawVec<typename T::S, W> VT;
-    const typename T::S *p = in + ib;
-    const unsigned sh = IN == IN_SHIFT ? (unsigned)(((uintptr_t)p / sizeof(*p)) % W) : 0u;
 #pragma unroll
     for (int u = 0; u < ITEMS; ++u) {
         const size_t c = c0 + (size_t)u * step;
 #pragma unroll
         for (int k = 0; k < W; ++k) x[u].v[k] = T::store(typename T::C(1));
         if (any && c < nchunks) {
-            if constexpr (IN == IN_ELEM) {
+            if constexpr (IN1) {
 #pragma unroll
-                for (int k = 0; k < W; ++k) x[u].v[k] = p[(ptrdiff_t)(c * W + k) * ics];
-            } else if constexpr (IN == IN_SHIFT) {
-                if (sh == 0) {
-                    x[u] = load_word<VT, false>(p + c * W);
-                } else if (c + 1 < nchunks) {
-                    const typename T::S *pa = p - sh + c * W;
-                    x[u] = shift_vec<VT, W>(load_word<VT, false>(pa), load_word<VT, false>(pa + W), sh);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < W; ++k) x[u].v[k] = p[c * W + k];
-                }
+                for (int k = 0; k < W; ++k) x[u].v[k] = in[ib + (ptrdiff_t)(c * W + k) * ics];
             } else {
-                x[u] = load_word<VT, false>(p + (ptrdiff_t)(c * W));
+                x[u] = load_word<RawVec<typename T::S, W>, false>(in + ib + (ptrdiff_t)(c * W));
             }
         }
     }
@@ -451,7 +405,7 @@ __device__ __forceinline__ void rows_store(typename T::S *out, ptrdiff_t ob, con
  * PAIR, one row a step, and a row whose input offset equals the thread's
  * previous row's (a broadcast input, stride 0) reuses the results held in
  * registers: the input is read once per block, not once per row. */
-template <typename T, int KIND, int W, int ITEMS, int IN, bool PAIR>
+template <typename T, int KIND, int W, int ITEMS, bool IN1, bool PAIR>
 __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
     unary_rows_kernel(const __grid_constant__ infiniopEltLayout L, unsigned R, typename T::S *out,
                       const typename T::S *in) {
@@ -472,8 +426,8 @@ __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
             row_bases<size_t>(L, r, &oa, &ia);
             if (two) row_bases<size_t>(L, r2, &ob, &ib);
             VT a[ITEMS], b[ITEMS];
-            rows_load<T, W, ITEMS, IN>(a, in, ia, c0, blockDim.x, nchunks, ics, true);
-            rows_load<T, W, ITEMS, IN>(b, in, ib, c0, blockDim.x, nchunks, ics, two);
+            rows_load<T, W, ITEMS, IN1>(a, in, ia, c0, blockDim.x, nchunks, ics, true);
+            rows_load<T, W, ITEMS, IN1>(b, in, ib, c0, blockDim.x, nchunks, ics, two);
             rows_apply<T, KIND, W, ITEMS>(a);
             rows_store<T, W, ITEMS>(out, oa, a, c0, blockDim.x, nchunks);
             if (two) {
@@ -492,7 +446,7 @@ __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
          * row's (rows broadcast from one input row are computed once) */
         if (r == rb + threadIdx.y || ib != prev) {
             prev = ib;
-            if (IN == IN_ELEM && ics == 0) {
+            if (IN1 && ics == 0) {
                 /* the row is one value (its last dimension broadcast):
                  * computed once, not once per element (the exact F32 and
                  * F64 formulas are issue-bound) */
@@ -503,7 +457,7 @@ __global__ void __launch_bounds__(256, ROWS_BLOCKS_PER_SM)
 #pragma unroll
                     for (int k = 0; k < W; ++k) y[u].v[k] = z1[0];
             } else {
-                rows_load<T, W, ITEMS, IN>(y, in, ib, c0, blockDim.x, nchunks, ics, true);
+                rows_load<T, W, ITEMS, IN1>(y, in, ib, c0, blockDim.x, nchunks, ics, true);
                 rows_apply<T, KIND, W, ITEMS>(y);
             }
         }
@@ -679,16 +633,12 @@ template <typename T, int KIND, int W>
 static cudaError_t launch_rows(const infiniopEltLayout &L, const infiniopCudaEltLaunch &l, dim3 grid, bool pdl,
                                typename T::S *o, const typename T::S *x, cudaStream_t stream) {
     constexpr int FULL = (int)rows_items(W * sizeof(typename T::S));
-    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, IN_ELEM, false>
-                                        : unary_rows_kernel<T, KIND, W, FULL, IN_ELEM, false>)
-                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, IN_VEC, false>
-                                        : unary_rows_kernel<T, KIND, W, FULL, IN_VEC, false>);
-    if constexpr (W * sizeof(typename T::S) == 16) { /* (16-byte accesses: plan rules) */
-        if (l.pair) kernel = unary_rows_kernel<T, KIND, W, FULL, IN_VEC, true>;
-        if (l.shift)
-            kernel = l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, IN_SHIFT, false>
-                                  : unary_rows_kernel<T, KIND, W, FULL, IN_SHIFT, false>;
-    }
+    auto kernel = l.in1 ? (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, true, false>
+                                        : unary_rows_kernel<T, KIND, W, FULL, true, false>)
+                        : (l.items == 1 ? unary_rows_kernel<T, KIND, W, 1, false, false>
+                                        : unary_rows_kernel<T, KIND, W, FULL, false, false>);
+    if constexpr (W * sizeof(typename T::S) == 16) /* (PAIR: 16-byte accesses of both tensors; plan rule) */
+        if (l.pair) kernel = unary_rows_kernel<T, KIND, W, FULL, false, true>;
     return infiniop_cuda_launch(kernel, grid, dim3(l.lanes, l.threads / l.lanes), 0, stream, 1u, pdl, L, l.rows, o, x);
 }
 
@@ -1047,12 +997,6 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         const unsigned w = in1 ? w_out : w_in < w_out ? w_in : w_out;
         P.aligned = plan_rows(L, es, w, in1, p, kn);
         P.unaligned = w > 1 ? plan_rows(L, es, 1, in1, p, kn) : P.aligned;
-        /* An input of unit column stride whose row strides allow no
-         * vector (an odd pitch) into 16-byte output vectors: the input by
-         * aligned 16-byte vectors too, each output vector shifted out of
-         * two (IN_SHIFT; the unaligned launch keeps the elements). H200,
-         * bench/NOTES.md session 22. */
-        if (in1 && L.in_stride[q] == 1 && w * es == 16 && !kn.rows_noshift) P.aligned.in1 = false, P.aligned.shift = true;
         P.align = w > 1 ? w * (unsigned)es : 0;
         P.align_out = in1;
     } else {
@@ -1174,7 +1118,7 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
     case INFINIOP_CUDA_ELT_GATHER: m = snprintf(b + k, n - k, " vec=%u items=%u", l.vec, l.items); break;
     case INFINIOP_CUDA_ELT_ROWS:
         m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s%s", l.lanes, l.threads / l.lanes, l.vec,
-                     l.items, l.rows, l.pair ? " pair" : "", l.in1 ? " input=elem" : l.shift ? " input=shift" : "");
+                     l.items, l.rows, l.pair ? " pair" : "", l.in1 ? " input=elem" : "");
         break;
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: m = snprintf(b + k, n - k, " p=%d", tile_p); break;
