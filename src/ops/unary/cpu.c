@@ -77,12 +77,42 @@ INFINIOP_ALWAYS_INLINE vf vec_fast(infiniopUnaryKind kind, vf v, bool half) {
     return kind == INFINIOP_UNARY_SILU ? v_silu_h(v, half) : v_sigmoid_fast_h(v, half);
 }
 
+/* BF16 on AVX2: 32 elements a step in lane-pair order (cpu/vec_mem.h
+ * v_load_bf16x2_lp): one vpunpck{l,h}wd a vector where v_load takes a
+ * vpmovzxwd and a shift, and the pair's store without the lane permutation
+ * (lane-wise work does not care about the order); the same values as the
+ * element-order loop, element for element. Returns the elements done. */
+INFINIOP_ALWAYS_INLINE size_t run_bf16_lp(infiniopUnaryKind kind, void *out, const void *in, size_t n, bool stream) {
+    size_t k = 0;
+#if defined(__AVX2__) && VL == 8
+    for (; k + 4 * VL <= n; k += 4 * VL) {
+        V_PREFETCH_SPAN(V_CAT(in, INFINI_DTYPE_BF16, k), 4 * VL * 2);
+        vf x0, x1, x2, x3;
+        v_load_bf16x2_lp(V_CAT(in, INFINI_DTYPE_BF16, k), &x0, &x1);
+        v_load_bf16x2_lp(V_CAT(in, INFINI_DTYPE_BF16, k + 2 * VL), &x2, &x3);
+        if (__builtin_expect(v_silu_fast4(x0, x1, x2, x3), 1)) { /* no lane NaN: finite results */
+            v_put2x2_lp(V_AT(out, INFINI_DTYPE_BF16, k), V_AT(out, INFINI_DTYPE_BF16, k + 2 * VL),
+                        vec_fast(kind, x0, true), vec_fast(kind, x1, true), vec_fast(kind, x2, true),
+                        vec_fast(kind, x3, true), stream, false);
+        } else {
+            v_put_bf16x2_lp(V_AT(out, INFINI_DTYPE_BF16, k), vec_f(kind, x0, true), vec_f(kind, x1, true), stream,
+                            true);
+            v_put_bf16x2_lp(V_AT(out, INFINI_DTYPE_BF16, k + 2 * VL), vec_f(kind, x2, true), vec_f(kind, x3, true),
+                            stream, true);
+        }
+    }
+#else
+    (void)kind, (void)out, (void)in, (void)n, (void)stream;
+#endif
+    return k;
+}
+
 /* A unit-stride run of n elements, two vectors a step (kind, t and stream
  * are compile-time constants at each call). */
 INFINIOP_ALWAYS_INLINE void run_vec_k(infiniopUnaryKind kind, infiniDtype_t t, void *out, const void *in, size_t n,
                                       bool stream) {
     const bool half = t != INFINI_DTYPE_F32;
-    size_t k = 0;
+    size_t k = t == INFINI_DTYPE_BF16 ? run_bf16_lp(kind, out, in, n, stream) : 0;
     for (; k + 4 * VL <= n; k += 4 * VL) {
         V_PREFETCH_SPAN(V_CAT(in, t, k), 4 * VL * (t == INFINI_DTYPE_F32 ? 4 : 2));
         vf x0 = v_load(V_CAT(in, t, k), t), x1 = v_load(V_CAT(in, t, k + VL), t);
