@@ -325,6 +325,19 @@ INFINIOP_ALWAYS_INLINE void v_put2_nonan(void *p, infiniDtype_t t, vf v0, vf v1,
 #endif
     v_put2(p, t, v0, v1, stream);
 }
+/* Store 2 VL zeros: one 64-byte streaming store for an aligned half-type
+ * pair on AVX-512, else two v_put_zeros. */
+INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream);
+INFINIOP_ALWAYS_INLINE void v_put_zeros2(void *p, infiniDtype_t t, bool stream) {
+#if defined(__AVX512F__) && VL == 16
+    if (t != INFINI_DTYPE_F32 && stream && ((uintptr_t)p & 63) == 0) {
+        _mm512_stream_si512(p, _mm512_setzero_si512());
+        return;
+    }
+#endif
+    v_put_zeros(p, t, stream);
+    v_put_zeros(V_AT(p, t, VL), t, stream);
+}
 /* Store VL zeros (any dtype: all bits zero). */
 INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
     if (t == INFINI_DTYPE_F32) v_put(p, t, v_splat(0.0f), stream);
@@ -338,49 +351,6 @@ INFINIOP_ALWAYS_INLINE void v_put_zeros(void *p, infiniDtype_t t, bool stream) {
     }
 #endif
     else memset(p, 0, sizeof(vh));
-}
-/* Zeros for n whole vectors (VL elements each) from p, as n v_put_zeros
- * store them, one alignment test a run rather than one a vector: with
- * stream, streaming stores of 64 bytes (AVX-512) or 32 (AVX) once p
- * reaches that alignment, the vectors before it and after the last whole
- * block as v_put_zeros (so the same lines are streamed as vector by
- * vector); without, one memset. (causal_softmax's masked columns: vector
- * by vector, two tests and two 16-byte stores a 32-byte block took about
- * 12 instructions on AVX2, an eighth of the kernel's; bench/NOTES.md.) */
-INFINIOP_ALWAYS_INLINE void v_put_zeros_run(void *p, infiniDtype_t t, size_t n, bool stream) {
-    const size_t vb = (size_t)VL * (t == INFINI_DTYPE_F32 ? 4 : 2);
-    char *q = (char *)p;
-    if (!stream) {
-        memset(q, 0, n * vb);
-        return;
-    }
-#if defined(__x86_64__) && defined(__AVX__)
-    const size_t A = VL == 16 ? 64 : 32;
-    for (size_t h = 0; h < A / vb && n && ((uintptr_t)q & (A - 1)); ++h, --n, q += vb) v_put_zeros(q, t, true);
-    if (((uintptr_t)q & (A - 1)) == 0) {
-        const size_t nb = n * vb / A;
-        char *end = q + nb * A;
-        for (; q + 2 * A <= end; q += 2 * A) { /* two blocks a step */
-#if VL == 16
-            _mm512_stream_si512((void *)q, _mm512_setzero_si512());
-            _mm512_stream_si512((void *)(q + A), _mm512_setzero_si512());
-#else
-            _mm256_stream_si256((__m256i *)q, _mm256_setzero_si256());
-            _mm256_stream_si256((__m256i *)(q + A), _mm256_setzero_si256());
-#endif
-        }
-        if (q < end) {
-#if VL == 16
-            _mm512_stream_si512((void *)q, _mm512_setzero_si512());
-#else
-            _mm256_stream_si256((__m256i *)q, _mm256_setzero_si256());
-#endif
-            q += A;
-        }
-        n -= nb * A / vb;
-    }
-#endif
-    for (; n; --n, q += vb) v_put_zeros(q, t, true);
 }
 
 #endif /* INFINIOP_CPU_VEC_MEM_H */

@@ -347,9 +347,8 @@ INFINIOP_ALWAYS_INLINE void sm_out_k(const smrow_t *s, infiniDtype_t t, bool str
         j += w;
     }
 #undef SM_DIV
-    const size_t nz = (T - j) / VL; /* the masked columns' whole vectors */
-    v_put_zeros_run(V_AT(yr, t, j), t, nz, stream);
-    j += nz * VL;
+    for (; j + 2 * VL <= T; j += 2 * VL) v_put_zeros2(V_AT(yr, t, j), t, stream);
+    for (; j + VL <= T; j += VL) v_put_zeros(V_AT(yr, t, j), t, stream);
     if (j < T) v_store_n(V_AT(yr, t, j), t, v_splat(0.0f), T - j);
 }
 
