@@ -345,6 +345,10 @@ static void invariants(void) {
                                                           (q->items == 8 && q->kernel == INFINIOP_CUDA_ROW_REG_BLOCK &&
                                                            !q->peel && nr >= (size_t)d.sm_count),
                                           "%zux%zu: items %u (an instance exists)", nr, nc, q->items);
+                                    /* (rows.cuh's RgWarp32: those instances index and reduce as a
+                                     * whole warp) */
+                                    CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_SUB || q->items < 2 || q->lanes == 32,
+                                          "%zux%zu: a warp form of %u items in %u lanes", nr, nc, q->items, q->lanes);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || !q->scalar || q->items == 16,
                                           "%zux%zu: a one-element cluster of %u items", nr, nc, q->items);
                                     CHECK(q->threads <= (q->items >= 2 ? 512u : 1024u),

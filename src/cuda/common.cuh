@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <type_traits>
 
 #include "core/common.h"
 #include "core/layout.h"
@@ -73,6 +74,25 @@ template <typename S, int V> struct alignas(16) Vec {
 template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
     S v[W];
 };
+
+/* The V elements of a raw access q (Vec or RawVec of Dt::S) as float32.
+ * BF16 pairs by their 32-bit words: the low element is the word shifted
+ * left by 16, the high one the word with its low half cleared (one
+ * instruction each; element by element the compiler spent two on each high
+ * element, a byte permute and a shift). */
+template <typename Dt, int V, typename Q> __device__ __forceinline__ void unpack(const Q &q, float (&v)[V]) {
+    if constexpr (std::is_same<Dt, DtBF16>::value && V % 2 == 0) {
+        const uint32_t *w = reinterpret_cast<const uint32_t *>(q.v);
+#pragma unroll
+        for (int i = 0; i < V / 2; ++i) {
+            v[2 * i] = __uint_as_float(w[i] << 16);
+            v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[e] = Dt::load(q.v[e]);
+    }
+}
 
 /* Load V consecutive elements (V > 1: 16-byte vectors, p 16-byte aligned) or
  * one element (V == 1) as compute-type values. */

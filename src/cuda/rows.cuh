@@ -53,15 +53,37 @@ struct RowScratch {
     float part[RG_MAX_RED];
 };
 
+/* Whether the warp form's group is known at compile time to be the whole
+ * warp: the planner (plan_rows.cu) gives a row 2 or more accesses a lane
+ * only where it has more than 32 of them, so at ITEMS >= 2 `lanes` is
+ * always 32 (tests/test_cuda_plan.cu holds the rule). The kernels then
+ * index with G = 32 and reduce with full-warp shuffles of a constant
+ * mask, unrolled: with `lanes` at run time each shuffle step took about
+ * 12 instructions (a convergence check of the runtime mask and the loop)
+ * instead of 2-4, ~100 of a causal softmax row's ~1050 (ncu, H200;
+ * bench/NOTES.md, session 23). */
+template <int MODE, int ITEMS> struct RgWarp32 {
+    static constexpr bool value = MODE == RG_SUB && ITEMS >= 2;
+};
+
 /* The row group of this thread; called first by every register-path
- * kernel (it also settles the grid dependency: common.cuh). */
-template <int MODE> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
+ * kernel (it also settles the grid dependency: common.cuh). W32:
+ * RgWarp32 (lanes is then 32). */
+template <int MODE, bool W32 = false> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
     grid_dependency();
     RowGroup g;
     g.lanes = lanes;
     g.mask = 0xffffffffu;
     g.cl = 1;
-    if constexpr (MODE == RG_SUB) {
+    if constexpr (W32) {
+        static_assert(MODE == RG_SUB, "the full-warp group is the warp form's");
+        const unsigned wpb = blockDim.x >> 5;
+        g.lanes = 32;
+        g.tid = threadIdx.x & 31u;
+        g.G = 32;
+        g.row0 = (size_t)blockIdx.x * wpb + (threadIdx.x >> 5);
+        g.rstep = (size_t)gridDim.x * wpb;
+    } else if constexpr (MODE == RG_SUB) {
         /* lanes is a power of two (plan.h): shifts, not two 32-bit
          * divisions (~35 instructions on every row group's path) */
         const unsigned lg = 31u - (unsigned)__clz(lanes), rpb = blockDim.x >> lg;
@@ -136,9 +158,17 @@ template <int MODE, bool MAX, int N>
 __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], RowScratch *sc, int slot) {
     const float id = MAX ? -INFINITY : 0.0f;
     if constexpr (MODE == RG_SUB) {
-        for (unsigned o = g.lanes >> 1; o > 0; o >>= 1)
+        /* a whole warp (always, RgWarp32): unrolled, of a constant mask */
+        if (g.lanes == 32) {
 #pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(g.mask, v[i], o));
+            for (unsigned o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
+        } else {
+            for (unsigned o = g.lanes >> 1; o > 0; o >>= 1)
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(g.mask, v[i], o));
+        }
     } else {
         const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 #pragma unroll

@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     const ptrdiff_t as = L.col_stride[ARN_A], bs = L.col_stride[ARN_B], ys = L.col_stride[ARN_Y],
                     rs = L.col_stride[ARN_RES]; /* (CS only) */
     const float invD = 1.0f / (float)D;
-    const RowGroup g = row_group<MODE>(lanes);
+    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
     /* The weight is loaded with a and b (one round trip), except element
@@ -77,9 +77,12 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < nchunks) {
+                float va[V], vb[V];
+                unpack<A>(qa[k], va);
+                unpack<A>(qb[k], vb);
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    float v = A::load(qa[k].v[e]) + A::load(qb[k].v[e]);
+                    const float v = va[e] + vb[e];
                     ss += v * v;
                 }
             }
@@ -101,9 +104,12 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                 VW wk;
                 if constexpr (W_LATE) wk = rg_load_param<typename W::S, V, PV>(w, c, ws);
                 else wk = qw[k];
+                float va[V], vb[V];
+                unpack<A>(qa[k], va);
+                unpack<A>(qb[k], vb);
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    float v = A::load(qa[k].v[e]) + A::load(qb[k].v[e]);
+                    const float v = va[e] + vb[e];
                     q.v[e] = A::store(v);
                     o.v[e] = A::store(v * scale * W::load(wk.v[e]));
                 }

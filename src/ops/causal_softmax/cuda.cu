@@ -70,10 +70,48 @@ template <int V> __device__ __forceinline__ float cs_chunk_exp(float (&v)[V], fl
     }
     return sum;
 }
-/* v = v * inv on the visible elements, 0 on the others. */
+/* v = v * inv on the visible elements, 0 on the others (a whole chunk
+ * without the per-element tests: as one expression the compiler kept a
+ * compare and a select for every element of every chunk). */
 template <int V> __device__ __forceinline__ void cs_chunk_out(float (&v)[V], float inv, size_t rem) {
+    if (rem >= (size_t)V) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = (rem >= (size_t)V || (size_t)e < rem) ? v[e] * inv : 0.0f;
+        for (int e = 0; e < V; ++e) v[e] *= inv;
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[e] = (size_t)e < rem ? v[e] * inv : 0.0f;
+    }
+}
+
+/* The maximum of a whole vector of a 2-byte type and a running pair `pm`,
+ * two elements an instruction (HMNMX2) without converting them to
+ * float32: the maximum of the raw values is the maximum of their float32
+ * values (the conversion is exact and monotonic), and NaN is skipped as
+ * fmaxf skips it. pm starts as two -inf (cs_ninf2); cs_pair_max gives its
+ * float32 maximum. Three instructions a vector of 8 rather than 22
+ * (conversions and FMNMX). */
+template <typename T> __device__ __forceinline__ uint32_t cs_hmax2(uint32_t a, uint32_t b) {
+    uint32_t r;
+    if constexpr (std::is_same<T, DtBF16>::value) {
+        const __nv_bfloat162 m = __hmax2(*reinterpret_cast<const __nv_bfloat162 *>(&a),
+                                         *reinterpret_cast<const __nv_bfloat162 *>(&b));
+        r = *reinterpret_cast<const uint32_t *>(&m);
+    } else {
+        const __half2 m = __hmax2(*reinterpret_cast<const __half2 *>(&a), *reinterpret_cast<const __half2 *>(&b));
+        r = *reinterpret_cast<const uint32_t *>(&m);
+    }
+    return r;
+}
+template <typename T> __device__ __forceinline__ uint32_t cs_ninf2() {
+    return std::is_same<T, DtBF16>::value ? 0xff80ff80u : 0xfc00fc00u;
+}
+template <typename T, typename VT> __device__ __forceinline__ uint32_t cs_vec_max(uint32_t pm, const VT &q) {
+    static_assert(sizeof(VT) == 16, "a 16-byte vector");
+    const uint32_t *w = reinterpret_cast<const uint32_t *>(&q);
+    return cs_hmax2<T>(pm, cs_hmax2<T>(cs_hmax2<T>(w[0], w[1]), cs_hmax2<T>(w[2], w[3])));
+}
+template <typename T> __device__ __forceinline__ float cs_pair_max(uint32_t pm) {
+    return fmaxf(T::load((typename T::S)(pm & 0xffffu)), T::load((typename T::S)(pm >> 16)));
 }
 
 /* V consecutive outputs at any (element) alignment, one store each,
@@ -108,7 +146,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * thousand vectors (cuda/plan_rows.cu) */
     const unsigned Tn = (unsigned)L.ncols, nwhole = Tn / V;
     const ptrdiff_t xs = L.col_stride[CS_X], ys = L.col_stride[CS_Y]; /* (CS only) */
-    const RowGroup g = row_group<MODE>(lanes);
+    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value>(lanes);
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         /* PEEL (plan.h's `peel`): rows of unit column stride, x's row not
@@ -154,16 +192,25 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
         if (const size_t ra = rg_ahead(info.cuda, r, L.nrows)) /* its visible part */
             rg_prefetch(g, x + row_off(L, CS_X, ra), infiniop_causal_visible(&info, ra) * sizeof(*x));
         float m = edge_vis ? xe : -INFINITY;
+        /* whole vectors of 2-byte types: packed maxima (cs_vec_max) */
+        constexpr bool PACKED = IsHalf<T>::value && V > 1;
+        uint32_t pm = cs_ninf2<T>();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const unsigned c = g.tid + (unsigned)k * g.G;
             if (c < vchunks) {
+                if constexpr (PACKED) {
+                    if (n - c * V >= (unsigned)V) {
+                        pm = cs_vec_max<T>(pm, q[k]);
+                        continue;
+                    }
+                }
                 float v[V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) v[e] = T::load(q[k].v[e]);
+                unpack<T>(q[k], v);
                 m = cs_chunk_max<V>(v, n - c * V, m);
             }
         }
+        if constexpr (PACKED) m = fmaxf(m, cs_pair_max<T>(pm));
         m = rg_reduce<MODE, true>(g, m, &sc, 0);
         const float ee = edge_vis ? cs_exp(xe - m) : 0.0f;
         float sum = ee;
@@ -174,8 +221,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
             if (c < vchunks) {
                 if (!KEEP) forget(q[k]); /* convert again rather than keep float copies live */
                 float v[V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) v[e] = T::load(q[k].v[e]);
+                unpack<T>(q[k], v);
                 sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
                 if constexpr (KEEP) {
 #pragma unroll
@@ -202,8 +248,9 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                         for (int e = 0; e < V; ++e) v[e] = ev[KEEP ? k : 0][e];
                     } else {
                         forget(q[k]); /* recompute exp rather than keep phase 2's values live */
+                        unpack<T>(q[k], v);
 #pragma unroll
-                        for (int e = 0; e < V; ++e) v[e] = cs_exp(T::load(q[k].v[e]) - m);
+                        for (int e = 0; e < V; ++e) v[e] = cs_exp(v[e] - m);
                     }
                     cs_chunk_out<V>(v, inv, n - c * V);
                     if constexpr (VECS) store_chunk<T, V, true>(yr + rg_at<V, CS>(c, ys), v);
