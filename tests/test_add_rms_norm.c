@@ -286,6 +286,22 @@ int main(int argc, char **argv) {
             c.wstride = k == 0 ? 0 : k == 1 ? 2 : 1;
             run_case(&c, &rng);
         }
+        /* many short rows, past the latency-bound rule (40001 rows, more
+         * vectors than any GPU's resident threads): on NVIDIA the warp
+         * form at one 16-byte vector a lane with its L2 prefetch, rows of
+         * 64 and 40 elements (8 and 5 vectors of a 2-byte type, 16 and 10
+         * of float32: lanes left idle), an odd count of rows, in place, a
+         * strided weight, and a 3-D view of random layout (full mode) */
+        for (int v = 0; v < 3 && !tl_quick; v++) {
+            memset(&c, 0, sizeof c);
+            c.p = k_pairs[p]; c.eps = 1e-5; c.lo = -2; c.hi = 2;
+            if (v == 2) { c.ndim = 3; c.shape[0] = 3; c.shape[1] = 13335; c.shape[2] = 64; }
+            else { c.ndim = 2; c.shape[0] = 40001; c.shape[1] = v == 1 ? 40 : 64; }
+            c.alias = v == 0 ? AL_Y_A_R_B : AL_NONE;
+            make_layouts(&rng, &c, v == 2);
+            if (v == 1) c.wstride = 2;
+            run_case(&c, &rng);
+        }
         /* large values |x| up to 1e4 */
         memset(&c, 0, sizeof c);
         c.p = k_pairs[p]; c.ndim = 2; c.shape[0] = 3; c.shape[1] = 1000; c.eps = 1e-5; c.lo = -1e4; c.hi = 1e4;

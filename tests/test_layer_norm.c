@@ -333,6 +333,25 @@ int main(int argc, char **argv) {
                 c.ws = ws; c.bs = ws == 1 ? 1 : ws ? 0 : 2;
                 run_case(&c, &rng);
             }
+        /* many short rows, past the latency-bound rule (40001 rows, more
+         * vectors than any GPU's resident threads): on NVIDIA the warp
+         * form at one 16-byte vector a lane with its L2 prefetch, rows of
+         * 64 and 40 elements (8 and 5 vectors of a 2-byte type, 16 and 10
+         * of float32: lanes left idle), an odd count of rows, rows whose
+         * first 8 elements (the GPU's shift) sit 20 above the rest (the
+         * second round), in place, a strided weight without bias, and a
+         * 3-D view of random layout (full mode) */
+        for (int v = 0; v < 4 && !tl_quick; v++) {
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.eps = 1e-5; c.bias = v != 2; c.lo = -2; c.hi = 2;
+            if (v == 3) { c.ndim = 3; c.shape[0] = 3; c.shape[1] = 13335; c.shape[2] = 64; }
+            else { c.ndim = 2; c.shape[0] = 40001; c.shape[1] = v == 1 ? 40 : 64; }
+            if (v == 1) { c.step = 20.0; c.head = 8; }
+            make_layouts(&rng, &c, v == 3);
+            if (v == 0) { c.alias = AL_OUT_IN; memcpy(c.st[0], c.st[3], sizeof c.st[0]); }
+            if (v == 2) { c.ws = 2; c.bs = 0; }
+            run_case(&c, &rng);
+        }
         /* many rows of 2049-4096 16-byte vectors, past the 4-vector block
          * form: on NVIDIA the block form at 8 vectors a thread where the
          * rows outnumber the SMs (140 rows of 12000 and 16384 float32

@@ -347,6 +347,18 @@ __device__ __forceinline__ void grid_dependency(void) {
 #endif
 }
 
+/* Keeps a value computed before this point: an empty asm statement that
+ * takes it as input (asm volatile statements keep their order, so the
+ * value is ready before a grid_dependency() that follows). The register
+ * kernels of add_rms_norm and layer_norm compute their group and
+ * constants so, before they wait: under PDL that setup runs while the
+ * previous kernel of the stream finishes, rather than in the row's chain
+ * after it (decode shapes: the chain is most of a call's time). */
+__device__ __forceinline__ void keep(const void *p) { asm volatile("" ::"l"(p)); }
+__device__ __forceinline__ void keep(float v) { asm volatile("" ::"f"(v)); }
+__device__ __forceinline__ void keep(unsigned v) { asm volatile("" ::"r"(v)); }
+__device__ __forceinline__ void keep(size_t v) { asm volatile("" ::"l"(v)); }
+
 /* The row groups of the streaming row kernels, constructed first in each
  * (it settles the grid dependency above): a warp per row, blockDim.x / 32
  * rows a block (WARP), or the whole block per row. tid/G: this thread's

@@ -67,10 +67,12 @@ template <int MODE, int ITEMS> struct RgWarp32 {
 };
 
 /* The row group of this thread; called first by every register-path
- * kernel (it also settles the grid dependency: common.cuh). W32:
- * RgWarp32 (lanes is then 32). */
-template <int MODE, bool W32 = false> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
-    grid_dependency();
+ * kernel. It settles the grid dependency (common.cuh) first, unless WAIT
+ * is false: the kernel then calls grid_dependency() itself after the
+ * setup that reads no global memory (keep, common.cuh). W32: RgWarp32
+ * (lanes is then 32). */
+template <int MODE, bool W32 = false, bool WAIT = true> __device__ __forceinline__ RowGroup row_group(unsigned lanes) {
+    if constexpr (WAIT) grid_dependency();
     RowGroup g;
     g.lanes = lanes;
     g.mask = 0xffffffffu;

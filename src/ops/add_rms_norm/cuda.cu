@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     const ptrdiff_t as = L.col_stride[ARN_A], bs = L.col_stride[ARN_B], ys = L.col_stride[ARN_Y],
                     rs = L.col_stride[ARN_RES]; /* (CS only) */
     const float invD = 1.0f / (float)D;
-    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value>(lanes);
+    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
     typedef RgVec<typename A::S, V> VA;
     typedef RgVec<typename W::S, V> VW;
     /* The weight is loaded with a and b (one round trip), except element
@@ -52,6 +52,9 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * early load (late, on an H200: add_rms_norm bf16 13x4099 2.94 -> 4.85
      * us, f16 999x3001 13.0 -> 15.4). */
     constexpr bool W_LATE = (!PV && ITEMS >= 2) || RgBlock8<MODE, ITEMS, V>::value;
+    /* the constants before the grid dependency (keep, common.cuh) */
+    keep(invD), keep(nchunks);
+    grid_dependency();
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);

@@ -95,7 +95,10 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     typedef typename std::conditional<MODE == RG_CLUSTER || (MODE == RG_BLOCK && V > 1), size_t, unsigned>::type Idx;
     const Idx nchunks = (Idx)(D / V);
     const float invD = 1.0f / (float)D; /* half types multiply by it */
-    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value>(lanes);
+    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
+    /* the constants before the grid dependency (keep, common.cuh) */
+    keep(invD), keep(nchunks);
+    grid_dependency();
     const bool has_bias = info.has_bias;
     typedef typename T::S S;
     typedef RgVec<S, V> VT;
