@@ -33,9 +33,9 @@ typedef struct {
     const char *a, *b, *w;
     bool stream; /* outputs larger than the caches: streaming stores */
     bool skew;    /* streaming stores, the weight of unit stride, and float32 rows and weight
-                     (rows_f32_skew) or, on the AVX2 pass, BF16 rows and weight whose two rows of
-                     r fit the buffer (rows_bf16_lp_skew): rows skewed by one where the pass's
-                     vector step divides D */
+                     (rows_f32_skew) or half rows whose two rows of r fit the buffer
+                     (rows_half_skew; on the AVX2 pass BF16 rows and weight rows_bf16_lp_skew):
+                     rows skewed by one where the pass's vector step divides D */
     size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
 
@@ -285,19 +285,24 @@ static __attribute__((noinline)) void rows_bf16_lp_rows(const ctx_t *c, size_t r
 static __attribute__((noinline)) void rows_bf16_lp_one(const ctx_t *c, size_t r, float *rb) { row_bf16_lp(c, r, rb, false, false); }
 #endif
 
-/* float32 rows, float32 unit-stride weight, D % VW == 0, streaming stores
- * (outputs larger than the caches): pass 1 of row pn (its sum, returned)
- * in the same loop as pass 2 of row po (outputs at scale); either may be
- * NULL. Each row takes row_vector's operations in its order (the same
- * bits); only the two rows' instructions interleave, so the memory reads of
- * the next row overlap the streaming stores of this one, where row_vector
- * runs a read-only pass then a store-only pass (f32 4096x4096, 2 threads:
- * 81-84% of copy -> 90-93%, bench/NOTES.md session 18). Rows are distinct
- * (po's outputs may alias po's inputs exactly, as in row_vector, never pn's). */
-INFINIOP_ALWAYS_INLINE float f32_skew(const ctx_t *c, const rowptr_t *pn, const rowptr_t *po, float scale) {
-    const infiniDtype_t at = INFINI_DTYPE_F32;
+/* Streaming rows (outputs larger than the caches), D % VW == 0, a weight of
+ * unit stride: pass 1 of row pn (its sum, returned) in the same loop as
+ * pass 2 of row po (outputs at scale); either may be NULL. Each row takes
+ * row_vector's operations in its order (the same bits); only the two rows'
+ * instructions interleave, so the memory reads of the next row overlap the
+ * streaming stores of this one, where row_vector runs a read-only pass then
+ * a store-only pass (f32 4096x4096, 2 threads: 81-84% of copy -> 90-93%,
+ * bench/NOTES.md session 18; BF16 on a Zen 4 guest's AVX-512 pass:
+ * bench/NOTES.md session 24). float32 rows (rbn, rbo NULL) form r = a + b
+ * again in pass 2; half rows keep it in the buffers rbn (pn's, written)
+ * and rbo (po's, read); the weight w of type wt (the same values as
+ * row_vector's float32 copy of a half weight). Rows are distinct (po's
+ * outputs may alias po's inputs exactly, as in row_vector, never pn's). */
+INFINIOP_ALWAYS_INLINE float vec_skew(const ctx_t *c, infiniDtype_t at, const rowptr_t *pn, float *rbn,
+                                      const rowptr_t *po, const float *rbo, const char *w, infiniDtype_t wt,
+                                      float scale) {
     size_t D = c->info->rows.ncols;
-    const char *w = c->w;
+    const size_t es = at == INFINI_DTYPE_F32 ? 4 : 2;
     float total = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
         size_t j1 = j0 + BLOCK < D ? j0 + BLOCK : D;
@@ -305,19 +310,22 @@ INFINIOP_ALWAYS_INLINE float f32_skew(const ctx_t *c, const rowptr_t *pn, const 
         for (int k = 0; k < VN; ++k) acc[k] = v_splat(0.0f);
         for (size_t j = j0; j < j1; j += VW) {
             if (pn) {
-                V_PREFETCH_SPAN(V_CAT(pn->a, at, j), VW * 4);
-                V_PREFETCH_SPAN(V_CAT(pn->b, at, j), VW * 4);
+                V_PREFETCH_SPAN(V_CAT(pn->a, at, j), VW * es);
+                V_PREFETCH_SPAN(V_CAT(pn->b, at, j), VW * es);
                 for (int k = 0; k < VN; ++k) {
                     vf v = v_load(V_CAT(pn->a, at, j + k * VL), at) + v_load(V_CAT(pn->b, at, j + k * VL), at);
+                    if (rbn) v_store(rbn + j + k * VL, INFINI_DTYPE_F32, v);
                     acc[k] += v * v;
                 }
             }
             if (po)
                 for (size_t i = j; i < j + VW; i += 2 * VL) {
-                    vf v0 = v_load(V_CAT(po->a, at, i), at) + v_load(V_CAT(po->b, at, i), at);
-                    vf v1 = v_load(V_CAT(po->a, at, i + VL), at) + v_load(V_CAT(po->b, at, i + VL), at);
+                    vf v0 = rbo ? v_load(rbo + i, INFINI_DTYPE_F32)
+                                : v_load(V_CAT(po->a, at, i), at) + v_load(V_CAT(po->b, at, i), at);
+                    vf v1 = rbo ? v_load(rbo + i + VL, INFINI_DTYPE_F32)
+                                : v_load(V_CAT(po->a, at, i + VL), at) + v_load(V_CAT(po->b, at, i + VL), at);
                     v_put2x2(V_AT(po->res, at, i), V_AT(po->y, at, i), at, v0, v1,
-                             v0 * scale * v_load(V_CAT(w, at, i), at), v1 * scale * v_load(V_CAT(w, at, i + VL), at),
+                             v0 * scale * v_load(V_CAT(w, wt, i), wt), v1 * scale * v_load(V_CAT(w, wt, i + VL), wt),
                              true);
                 }
         }
@@ -328,32 +336,35 @@ INFINIOP_ALWAYS_INLINE float f32_skew(const ctx_t *c, const rowptr_t *pn, const 
 
 /* One step of the skewed rows: pass 1 of row pn with pass 2 of row po (either
  * may be NULL), BF16 lane-pair rows through the buffers rbn, rbo (lp, the AVX2
- * pass) or float32 rows; its sum of row pn returned. */
-INFINIOP_ALWAYS_INLINE float skew_step(const ctx_t *c, bool lp, const rowptr_t *pn, float *rbn, const rowptr_t *po,
-                                       const float *rbo, float scale, bool check_res) {
+ * pass) or vec_skew's rows (half rows through rbn, rbo, float32 rows without);
+ * its sum of row pn returned. */
+INFINIOP_ALWAYS_INLINE float skew_step(const ctx_t *c, infiniDtype_t at, bool lp, const rowptr_t *pn, float *rbn,
+                                       const rowptr_t *po, const float *rbo, const char *w, infiniDtype_t wt,
+                                       float scale, bool check_res) {
 #if defined(__AVX2__) && VL == 8
     if (lp)
         return check_res ? bf16_lp_skew(c, pn, rbn, po, rbo, scale, true)
                          : bf16_lp_skew(c, pn, rbn, po, rbo, scale, false);
 #endif
-    (void)lp, (void)rbn, (void)rbo, (void)check_res;
-    return f32_skew(c, pn, po, scale);
+    (void)lp, (void)check_res;
+    return vec_skew(c, at, pn, rbn, po, rbo, w, wt, scale);
 }
-/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum (lp: rb
- * holds two rows' r, 2 D <= RBUF). */
-INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, bool lp, size_t r0, size_t r1, float *rb) {
+/* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum (rb:
+ * NULL for float32 rows, else room for two rows' r, 2 D <= RBUF; w, wt:
+ * the weight as vec_skew reads it). */
+INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, infiniDtype_t at, bool lp, size_t r0, size_t r1, float *rb,
+                                      const char *w, infiniDtype_t wt) {
     const infiniopAddRMSNormInfo *info = c->info;
-    const infiniDtype_t t = lp ? INFINI_DTYPE_BF16 : INFINI_DTYPE_F32;
     size_t D = info->rows.ncols;
-    float *rbo = rb, *rbn = lp ? rb + D : NULL;
-    rowptr_t po = row_pointers(c, t, r0);
-    float total = skew_step(c, lp, &po, rbo, NULL, NULL, 0.0f, false);
+    float *rbo = rb, *rbn = rb ? rb + D : NULL;
+    rowptr_t po = row_pointers(c, at, r0);
+    float total = skew_step(c, at, lp, &po, rbo, NULL, NULL, w, wt, 0.0f, false);
     for (size_t r = r0; r < r1; ++r) {
         float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
-        bool check_res = !isfinite(total); /* row_bf16_lp's rule (float32 rows need none) */
+        bool check_res = !isfinite(total); /* row_bf16_lp's rule (the others need none) */
         const bool next = r + 1 < r1;
-        rowptr_t pn = next ? row_pointers(c, t, r + 1) : po;
-        total = skew_step(c, lp, next ? &pn : NULL, rbn, &po, rbo, scale, check_res);
+        rowptr_t pn = next ? row_pointers(c, at, r + 1) : po;
+        total = skew_step(c, at, lp, next ? &pn : NULL, rbn, &po, rbo, w, wt, scale, check_res);
         po = pn;
         float *tb = rbo;
         rbo = rbn, rbn = tb;
@@ -361,11 +372,18 @@ INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, bool lp, size_t r0, size_t
     v_stream_fence();
 }
 static __attribute__((noinline)) void rows_f32_skew(const ctx_t *c, size_t r0, size_t r1) {
-    rows_skew(c, false, r0, r1, NULL);
+    rows_skew(c, INFINI_DTYPE_F32, false, r0, r1, NULL, c->w, INFINI_DTYPE_F32);
+}
+/* Half rows, the weight as it is (wt): a float32 copy of it beside the two
+ * rows' buffers measured slower, likely for L1 (Zen 4 guest, bf16
+ * 4096x4096, four alternations: 82-84% of copy against 88-93%). */
+INFINIOP_ALWAYS_INLINE void rows_half_skew(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1,
+                                           float *rb) {
+    rows_skew(c, at, false, r0, r1, rb, c->w, wt);
 }
 #if defined(__AVX2__) && VL == 8
 static __attribute__((noinline)) void rows_bf16_lp_skew(const ctx_t *c, size_t r0, size_t r1, float *rb) {
-    rows_skew(c, true, r0, r1, rb);
+    rows_skew(c, INFINI_DTYPE_BF16, true, r0, r1, rb, c->w, INFINI_DTYPE_BF16);
 }
 #endif
 
@@ -384,6 +402,11 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
             return;
         }
 #endif
+        /* streaming rows skewed by one (ctx_t's skew; D % VW == 0) */
+        if (c->skew && D % VW == 0 && r1 - r0 > 1) {
+            rows_half_skew(c, at, wt, r0, r1, rb);
+            return;
+        }
         /* several rows: the weight converted to float32 once (wb), not on
          * every row (two of pass 2's operations a half-type vector: bf16
          * rows of 128, 1 thread, in cache: bench/NOTES.md session 17);
@@ -428,15 +451,17 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
     const bool f32 = info->atype == INFINI_DTYPE_F32 && info->wtype == INFINI_DTYPE_F32;
     const bool bf16_lp = infiniop_cpu_isa() == INFINIOP_ISA_AVX2 && info->atype == INFINI_DTYPE_BF16 &&
                          info->wtype == INFINI_DTYPE_BF16 && info->w_stride == 1 && 2 * D <= RBUF;
-    ctx_t c = {info, y, residual_out, a, b, w, stream, stream && ((f32 && (info->w_stride == 1 || D == 1)) || bf16_lp),
-               1};
+    /* (half rows: rows_typed's buffered path, two rows' r in its buffer) */
+    const bool half = info->atype != INFINI_DTYPE_F32 && 2 * D <= RBUF;
+    ctx_t c = {info, y, residual_out, a, b, w, stream,
+               stream && (f32 || half) && (info->w_stride == 1 || D == 1), 1};
     /* the skewed rows' tasks: each runs its first row's pass 1 alone, so
      * items of up to 16 rows (at least 32 items) where the task size
      * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
      * task, 85-87% of copy; 16: 90-94%), for rows that every pass skews
      * (D a multiple of the widest vector step: AVX-512's 64 for float32,
      * the AVX2 pass's 32 for BF16) */
-    if (c.skew && D % (f32 ? 64 : 32) == 0) {
+    if (c.skew && D % (bf16_lp ? 32 : 64) == 0) {
         c.group = n / 32 < 16 ? n / 32 : 16;
         if (c.group < 1) c.group = 1;
     }
