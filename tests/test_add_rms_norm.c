@@ -21,7 +21,6 @@
 #include "testlib.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,64 +172,51 @@ static void make_layouts(tl_rng *r, rcase *c, int layouts) {
  * streaming call (outputs past the 8 MiB streaming threshold, D a multiple
  * of every pass's vector step: the rows skewed by one) against the same
  * rows one call each, bit for bit, for every dtype pair. */
-static uint16_t rand_half(tl_rng *r, infiniDtype_t t) { /* finite, |x| in [0.25, 2) */
-    unsigned sign = tl_rng_below(r, 2), e = (unsigned)tl_rng_below(r, 3);
-    if (t == INFINI_DTYPE_BF16) return (uint16_t)(sign << 15 | (125u + e) << 7 | tl_rng_below(r, 128));
-    return (uint16_t)(sign << 15 | (13u + e) << 10 | tl_rng_below(r, 1024));
-}
-static void fill_random_bits(tl_rng *r, void *p, infiniDtype_t t, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (t == INFINI_DTYPE_F32) ((float *)p)[i] = (float)tl_rng_uniform(r, -2, 2);
-        else ((uint16_t *)p)[i] = rand_half(r, t);
-    }
-}
-static infiniopTensorDescriptor_t rows_desc(size_t R, size_t D, infiniDtype_t t) {
-    infiniopTensorDescriptor_t d = NULL;
-    size_t sh[2] = {R, D};
-    ptrdiff_t st[2] = {(ptrdiff_t)D, 1};
-    if (infiniopCreateTensorDescriptor(&d, R ? 2 : 1, R ? sh : sh + 1, R ? st : st + 1, t) != INFINI_STATUS_SUCCESS)
-        return NULL;
-    return d;
-}
 static void row_invariance(tl_rng *rng) {
     if (tl_device != INFINI_DEVICE_CPU || tl_quick) return;
     const size_t R = 1100, D = 2048; /* 2-byte rows: 18 MB of traffic; float32: 36 MB */
+    const size_t all[2] = {R, D}, one[2] = {1, D}, wsh[1] = {D};
     for (size_t p = 0; p < NPAIRS; p++) {
         const infiniDtype_t at = k_pairs[p].at, wt = k_pairs[p].wt;
         tl_case_begin("add_rms_norm a=%s w=%s %zux%zu: a streaming call against one call a row, bit for bit",
                       tl_dtype_name(at), tl_dtype_name(wt), R, D);
-        const size_t es = at == INFINI_DTYPE_F32 ? 4 : 2, wes = wt == INFINI_DTYPE_F32 ? 4 : 2;
-        char *a = malloc(R * D * es), *b = malloc(R * D * es), *w = malloc(D * wes);
-        char *y1 = malloc(R * D * es), *r1 = malloc(R * D * es), *y2 = malloc(R * D * es), *r2 = malloc(R * D * es);
-        infiniopTensorDescriptor_t dR = rows_desc(R, D, at), d1 = rows_desc(1, D, at), dw = rows_desc(0, D, wt);
-        infiniopAddRMSNormDescriptor_t all = NULL, one = NULL;
-        TL_CHECK(a && b && w && y1 && r1 && y2 && r2 && dR && d1 && dw, "allocation");
-        if (a && b && w && y1 && r1 && y2 && r2 && dR && d1 && dw) {
-            fill_random_bits(rng, a, at, R * D);
-            fill_random_bits(rng, b, at, R * D);
-            fill_random_bits(rng, w, wt, D);
-            TL_CHECK(infiniopCreateAddRMSNormDescriptor(tl_handle, &all, dR, dR, dR, dR, dw, 1e-6f) == 0 &&
-                         infiniopCreateAddRMSNormDescriptor(tl_handle, &one, d1, d1, d1, d1, dw, 1e-6f) == 0,
+        tl_tensor T[8]; /* a, b, w, y, residual (the streaming call), y, residual (a row a call), a row */
+        memset(T, 0, sizeof T);
+        int err = 0;
+        for (int k = 0; k < 7; k++) err |= k == 2 ? tl_tensor_init(&T[k], wt, 1, wsh, NULL)
+                                                  : tl_tensor_init(&T[k], at, 2, all, NULL);
+        err |= tl_tensor_init(&T[7], at, 2, one, NULL);
+        infiniopAddRMSNormDescriptor_t dall = NULL, done = NULL;
+        if (!err) {
+            for (int k = 0; k < 3; k++) tl_tensor_fill_random(&T[k], rng, -2, 2);
+            const infiniopTensorDescriptor_t dr = T[7].desc;
+            TL_CHECK(infiniopCreateAddRMSNormDescriptor(tl_handle, &dall, T[3].desc, T[4].desc, T[0].desc, T[1].desc,
+                                                        T[2].desc, 1e-6f) == INFINI_STATUS_SUCCESS &&
+                         infiniopCreateAddRMSNormDescriptor(tl_handle, &done, dr, dr, dr, dr, T[2].desc, 1e-6f) ==
+                             INFINI_STATUS_SUCCESS,
                      "descriptors");
-            if (all && one) {
-                TL_CHECK(infiniopAddRMSNorm(all, NULL, 0, y1, r1, a, b, w, NULL) == 0, "the streaming call");
-                for (size_t r = 0; r < R; r++)
-                    TL_CHECK(infiniopAddRMSNorm(one, NULL, 0, y2 + r * D * es, r2 + r * D * es, a + r * D * es,
-                                                b + r * D * es, w, NULL) == 0,
-                             "row %zu's call", r);
-                size_t bad = 0, first = 0;
-                for (size_t i = 0; i < R * D; i++)
-                    if (memcmp(y1 + i * es, y2 + i * es, es) || memcmp(r1 + i * es, r2 + i * es, es))
-                        if (!bad++) first = i;
-                TL_CHECK(bad == 0, "%zu elements differ, the first at row %zu column %zu", bad, first / D, first % D);
-            }
         }
-        infiniopDestroyAddRMSNormDescriptor(all);
-        infiniopDestroyAddRMSNormDescriptor(one);
-        infiniopDestroyTensorDescriptor(dR);
-        infiniopDestroyTensorDescriptor(d1);
-        infiniopDestroyTensorDescriptor(dw);
-        free(a), free(b), free(w), free(y1), free(r1), free(y2), free(r2);
+        if (dall && done) {
+            char *base[7];
+            for (int k = 0; k < 7; k++) base[k] = tl_tensor_host_base(&T[k]);
+            TL_CHECK(infiniopAddRMSNorm(dall, NULL, 0, base[3], base[4], base[0], base[1], base[2], NULL) ==
+                         INFINI_STATUS_SUCCESS,
+                     "the streaming call");
+            const size_t rb = D * T[0].esize; /* bytes a row */
+            for (size_t r = 0; r < R; r++)
+                TL_CHECK(infiniopAddRMSNorm(done, NULL, 0, base[5] + r * rb, base[6] + r * rb, base[0] + r * rb,
+                                            base[1] + r * rb, base[2], NULL) == INFINI_STATUS_SUCCESS,
+                         "row %zu's call", r);
+            size_t bad = 0, first = 0;
+            for (size_t i = 0; i < R * D; i++)
+                if (memcmp(tl_tensor_host_elem(&T[3], i), tl_tensor_host_elem(&T[5], i), T[0].esize) ||
+                    memcmp(tl_tensor_host_elem(&T[4], i), tl_tensor_host_elem(&T[6], i), T[0].esize))
+                    if (!bad++) first = i;
+            TL_CHECK(bad == 0, "%zu elements differ, the first at row %zu column %zu", bad, first / D, first % D);
+        }
+        infiniopDestroyAddRMSNormDescriptor(dall);
+        infiniopDestroyAddRMSNormDescriptor(done);
+        for (int k = 0; k < 8; k++) tl_tensor_free(&T[k]);
         tl_case_end();
     }
 }

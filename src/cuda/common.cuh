@@ -354,7 +354,6 @@ __device__ __forceinline__ void grid_dependency(void) {
  * constants so, before they wait: under PDL that setup runs while the
  * previous kernel of the stream finishes, rather than in the row's chain
  * after it (decode shapes: the chain is most of a call's time). */
-__device__ __forceinline__ void keep(const void *p) { asm volatile("" ::"l"(p)); }
 __device__ __forceinline__ void keep(float v) { asm volatile("" ::"f"(v)); }
 __device__ __forceinline__ void keep(unsigned v) { asm volatile("" ::"r"(v)); }
 __device__ __forceinline__ void keep(size_t v) { asm volatile("" ::"l"(v)); }

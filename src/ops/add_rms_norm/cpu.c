@@ -34,7 +34,7 @@ typedef struct {
     bool stream; /* outputs larger than the caches: streaming stores */
     bool skew;    /* streaming stores, the weight of unit stride, and float32 rows and weight
                      (rows_f32_skew) or half rows whose two rows of r fit the buffer
-                     (rows_half_skew; on the AVX2 pass BF16 rows and weight rows_bf16_lp_skew):
+                     (rows_typed; on the AVX2 pass BF16 rows and weight rows_bf16_lp_skew):
                      rows skewed by one where the pass's vector step divides D */
     size_t group; /* rows per item of the parallel loop (rows_body) */
 } ctx_t;
@@ -295,13 +295,14 @@ static __attribute__((noinline)) void rows_bf16_lp_one(const ctx_t *c, size_t r,
  * bench/NOTES.md session 18; BF16 on a Zen 4 guest's AVX-512 pass:
  * bench/NOTES.md session 24). float32 rows (rbn, rbo NULL) form r = a + b
  * again in pass 2; half rows keep it in the buffers rbn (pn's, written)
- * and rbo (po's, read); the weight w of type wt (the same values as
- * row_vector's float32 copy of a half weight). Rows are distinct (po's
- * outputs may alias po's inputs exactly, as in row_vector, never pn's). */
+ * and rbo (po's, read); the weight is read as it is, of type wt (the
+ * same values as row_vector's float32 copy of a half weight). Rows are
+ * distinct (po's outputs may alias po's inputs exactly, as in row_vector,
+ * never pn's). */
 INFINIOP_ALWAYS_INLINE float vec_skew(const ctx_t *c, infiniDtype_t at, const rowptr_t *pn, float *rbn,
-                                      const rowptr_t *po, const float *rbo, const char *w, infiniDtype_t wt,
-                                      float scale) {
+                                      const rowptr_t *po, const float *rbo, infiniDtype_t wt, float scale) {
     size_t D = c->info->rows.ncols;
+    const char *w = c->w;
     const size_t es = at == INFINI_DTYPE_F32 ? 4 : 2;
     float total = 0.0f;
     for (size_t j0 = 0; j0 < D; j0 += BLOCK) {
@@ -339,32 +340,32 @@ INFINIOP_ALWAYS_INLINE float vec_skew(const ctx_t *c, infiniDtype_t at, const ro
  * pass) or vec_skew's rows (half rows through rbn, rbo, float32 rows without);
  * its sum of row pn returned. */
 INFINIOP_ALWAYS_INLINE float skew_step(const ctx_t *c, infiniDtype_t at, bool lp, const rowptr_t *pn, float *rbn,
-                                       const rowptr_t *po, const float *rbo, const char *w, infiniDtype_t wt,
-                                       float scale, bool check_res) {
+                                       const rowptr_t *po, const float *rbo, infiniDtype_t wt, float scale,
+                                       bool check_res) {
 #if defined(__AVX2__) && VL == 8
     if (lp)
         return check_res ? bf16_lp_skew(c, pn, rbn, po, rbo, scale, true)
                          : bf16_lp_skew(c, pn, rbn, po, rbo, scale, false);
 #endif
     (void)lp, (void)check_res;
-    return vec_skew(c, at, pn, rbn, po, rbo, w, wt, scale);
+    return vec_skew(c, at, pn, rbn, po, rbo, wt, scale);
 }
 /* Rows r0..r1-1 skewed by one: row r's outputs with row r + 1's sum (rb:
- * NULL for float32 rows, else room for two rows' r, 2 D <= RBUF; w, wt:
- * the weight as vec_skew reads it). */
-INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, infiniDtype_t at, bool lp, size_t r0, size_t r1, float *rb,
-                                      const char *w, infiniDtype_t wt) {
+ * NULL for float32 rows, else room for two rows' r, 2 D <= RBUF; wt: the
+ * weight's type). */
+INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, bool lp, size_t r0,
+                                      size_t r1, float *rb) {
     const infiniopAddRMSNormInfo *info = c->info;
     size_t D = info->rows.ncols;
     float *rbo = rb, *rbn = rb ? rb + D : NULL;
     rowptr_t po = row_pointers(c, at, r0);
-    float total = skew_step(c, at, lp, &po, rbo, NULL, NULL, w, wt, 0.0f, false);
+    float total = skew_step(c, at, lp, &po, rbo, NULL, NULL, wt, 0.0f, false);
     for (size_t r = r0; r < r1; ++r) {
         float scale = 1.0f / sqrtf(total / (float)D + info->epsilon);
         bool check_res = !isfinite(total); /* row_bf16_lp's rule (the others need none) */
         const bool next = r + 1 < r1;
         rowptr_t pn = next ? row_pointers(c, at, r + 1) : po;
-        total = skew_step(c, at, lp, next ? &pn : NULL, rbn, &po, rbo, w, wt, scale, check_res);
+        total = skew_step(c, at, lp, next ? &pn : NULL, rbn, &po, rbo, wt, scale, check_res);
         po = pn;
         float *tb = rbo;
         rbo = rbn, rbn = tb;
@@ -372,18 +373,11 @@ INFINIOP_ALWAYS_INLINE void rows_skew(const ctx_t *c, infiniDtype_t at, bool lp,
     v_stream_fence();
 }
 static __attribute__((noinline)) void rows_f32_skew(const ctx_t *c, size_t r0, size_t r1) {
-    rows_skew(c, INFINI_DTYPE_F32, false, r0, r1, NULL, c->w, INFINI_DTYPE_F32);
-}
-/* Half rows, the weight as it is (wt): a float32 copy of it beside the two
- * rows' buffers measured slower, likely for L1 (Zen 4 guest, bf16
- * 4096x4096, four alternations: 82-84% of copy against 88-93%). */
-INFINIOP_ALWAYS_INLINE void rows_half_skew(const ctx_t *c, infiniDtype_t at, infiniDtype_t wt, size_t r0, size_t r1,
-                                           float *rb) {
-    rows_skew(c, at, false, r0, r1, rb, c->w, wt);
+    rows_skew(c, INFINI_DTYPE_F32, INFINI_DTYPE_F32, false, r0, r1, NULL);
 }
 #if defined(__AVX2__) && VL == 8
 static __attribute__((noinline)) void rows_bf16_lp_skew(const ctx_t *c, size_t r0, size_t r1, float *rb) {
-    rows_skew(c, INFINI_DTYPE_BF16, true, r0, r1, rb, c->w, INFINI_DTYPE_BF16);
+    rows_skew(c, INFINI_DTYPE_BF16, INFINI_DTYPE_BF16, true, r0, r1, rb);
 }
 #endif
 
@@ -402,9 +396,13 @@ INFINIOP_ALWAYS_INLINE void rows_typed(const ctx_t *c, infiniDtype_t at, infiniD
             return;
         }
 #endif
-        /* streaming rows skewed by one (ctx_t's skew; D % VW == 0) */
+        /* streaming rows skewed by one (ctx_t's skew; D % VW == 0), the
+         * weight read as it is: a float32 copy of it (wb below) beside the
+         * two rows' buffers measured slower, likely for L1 (Zen 4 guest,
+         * bf16 4096x4096, four alternations: 82-84% of copy against
+         * 88-93%) */
         if (c->skew && D % VW == 0 && r1 - r0 > 1) {
-            rows_half_skew(c, at, wt, r0, r1, rb);
+            rows_skew(c, at, wt, false, r0, r1, rb);
             return;
         }
         /* several rows: the weight converted to float32 once (wb), not on
@@ -459,8 +457,8 @@ infiniStatus_t infiniop_add_rms_norm_cpu(const infiniopAddRMSNormInfo *info, voi
      * items of up to 16 rows (at least 32 items) where the task size
      * (INFINIOP_CPU_TASK_BYTES) would give fewer (f32 4096x4096: 4 rows a
      * task, 85-87% of copy; 16: 90-94%), for rows that every pass skews
-     * (D a multiple of the widest vector step: AVX-512's 64 for float32,
-     * the AVX2 pass's 32 for BF16) */
+     * (D a multiple of the widest vector step: AVX-512's 64, or the AVX2
+     * pass's 32 for its BF16 lane-pair rows) */
     if (c.skew && D % (bf16_lp ? 32 : 64) == 0) {
         c.group = n / 32 < 16 ? n / 32 : 16;
         if (c.group < 1) c.group = 1;
