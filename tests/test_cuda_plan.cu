@@ -42,10 +42,16 @@ static void named_cases(void) {
               p.aligned.lanes == 32 && p.aligned.items == 4 && p.same16,
           "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
           p.aligned.items);
-    /* (pointers apart by other than 16 bytes: one element an access, held in registers) */
+    /* (pointers apart by other than 16 bytes: one element an access, held in registers, 16 a
+     * thread: a block of 64 threads a row) */
+    CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar && p.unaligned.items == 16 &&
+              p.unaligned.threads == 64 && !p.unaligned.peel,
+          "kernel %d items %u threads %u", (int)p.unaligned.kernel, p.unaligned.items, p.unaligned.threads);
+    /* ... but 4 a thread where 16 would leave over 1/4 of them idle (637 of 1024) */
+    p = plan(6 * 637, 637, 8, SOFTMAX, false, true, false, true);
     CHECK(p.unaligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.unaligned.scalar && p.unaligned.items == 4 &&
-              !p.unaligned.peel,
-          "kernel %d items %u", (int)p.unaligned.kernel, p.unaligned.items);
+              p.unaligned.threads == 160,
+          "kernel %d items %u threads %u", (int)p.unaligned.kernel, p.unaligned.items, p.unaligned.threads);
     /* bf16 2x16x1500x1500: 187 whole vectors, a warp a row at 8 a lane */
     p = plan(2 * 16 * 1500, 1500, 8, SOFTMAX, false, true, true, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.peel && p.aligned.items == 8 && p.same16,

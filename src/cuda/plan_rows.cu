@@ -41,7 +41,9 @@
  *    the operator has that kernel (INFINIOP_CUDA_REG_WARP8) and the shape
  *    is not latency-bound;
  *  - longer rows, one block each: 4 vectors a thread while that leaves at
- *    least 128 threads (2, then 1, otherwise) for throughput; latency-bound
+ *    least 128 threads (2, then 1, otherwise) for throughput (the
+ *    one-element form: 16 elements a thread at any block size where the
+ *    row fills 3/4 of them, else 4); latency-bound
  *    (the memory system is idle) 1 vector a thread while that takes at
  *    most 512 threads, then 2, then 4;
  *  - rows of 2049-4096 vectors that fill the GPU (not latency-bound): one
@@ -221,7 +223,22 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
              * and reduction) */
             size_t tmax = it >= 2 || lat ? 512 : 1024;
             if (t > tmax) continue;
-            if (!latency && t < 128 && it > 1) continue;
+            /* Rows that fill the GPU: at least 128 threads a row in the
+             * vector form. The one-element form takes 16 elements a
+             * thread at any block size (rows of 513-1536 elements: 2-3
+             * warps) where the row fills at least 3/4 of them (the
+             * unrolled items of a thread are all issued, held or not),
+             * else 4 a thread. At 4 a thread (128-384 threads) each row
+             * paid a block-wide reduction over 4-12 warps and ran 3x the
+             * instructions of a warp-a-row kernel (ncu: softmax bf16
+             * 2x369x963 permuted, 2.35 M against Triton's 0.76 M); 16 a
+             * thread measured 1.1-1.2x faster at rows filling 83-97% of
+             * them (softmax bf16 2x369x963 permuted 4.97 -> 4.04 us,
+             * 1x994x994 sliced 4.42 -> 3.71, add_rms_norm bf16 4097x1023
+             * 16.6 -> 14.6, f16 1883x1280 sliced 10.7 -> 9.5) and 1.08x
+             * slower at 62% (softmax bf16 6x637x637 sliced 8.78 -> 9.50;
+             * H200, bench/NOTES.md, session 25). */
+            if (!latency && t < 128 && it > 1 && (!scalar || acc * 4 < t * it * 3)) continue;
             items = it, threads = t;
             break;
         }

@@ -146,7 +146,14 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * thousand vectors (cuda/plan_rows.cu) */
     const unsigned Tn = (unsigned)L.ncols, nwhole = Tn / V;
     const ptrdiff_t xs = L.col_stride[CS_X], ys = L.col_stride[CS_Y]; /* (CS only) */
-    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value>(lanes);
+    const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
+    /* the group and the constants before the grid dependency (keep,
+     * common.cuh). The first row's visible count (its r % S) kept there
+     * too, and each later row's computed at the end of the row before,
+     * cost the peeled 8-vector warp instances 14 registers (76 -> 90:
+     * 5 blocks an SM rather than 6; ptxas, sm_90). */
+    keep(nwhole);
+    grid_dependency();
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         /* PEEL (plan.h's `peel`): rows of unit column stride, x's row not
@@ -282,27 +289,25 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
     const size_t Tn = L.ncols;
     const StreamRows<WARP, V> sr(Tn, smem);
     const ptrdiff_t xs = V == 1 ? L.col_stride[CS_X] : 1, ys = V == 1 ? L.col_stride[CS_Y] : 1;
-    /* Chunks a batch (the exception to STREAM_BATCH, cuda/common.cuh):
-     * the first pass keeps 2 in flight, vectors or one-element chunks; the
-     * later passes 1. Batches of 8 one-element chunks doubled this
+    /* The first pass keeps 2 chunks a thread in flight (chunks_batched,
+     * the exception to STREAM_BATCH, cuda/common.cuh), vectors or
+     * one-element chunks: batches of 8 one-element chunks doubled this
      * kernel's registers (32 -> 62) and measured slower on strided and
      * permuted rows on an H100 (f16 12x197x197 permuted 4.68 -> 6.13 us,
-     * sliced 3.92 -> 5.09 us), and 1 in the first pass too made transposed
-     * rows up to 1.2x slower on an H200 (f32 24x46x446 transposed 7.9 ->
-     * 9.4 us, bf16 754x759 transposed 8.8 -> 10.0; at 2, bf16 21x185x195
-     * and 16x255x255 transposed take 4-5% longer; bench/NOTES.md). */
-    constexpr int U = 1;
-    struct F1 {
-        float v[V];
-    };
-
+     * sliced 3.92 -> 5.09 us), and 1 made transposed rows up to 1.2x
+     * slower on an H200 (f32 24x46x446 transposed 7.9 -> 9.4 us, bf16
+     * 754x759 transposed 8.8 -> 10.0). The later passes are plain loops,
+     * which the compiler unrolls (by 4: four shared-memory reads and exps
+     * in flight on a cached row); as batches of one (chunks_batched's loop
+     * is kept rolled) the transposed rows ran 3-6% slower on an H200
+     * (bf16 21x185x195 6.49 -> 6.91 us, 754x759 8.47 -> 8.81;
+     * bench/NOTES.md, session 25). */
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
         const S *xr = x + row_off(L, CS_X, r);
         S *yr = y + row_off(L, CS_Y, r);
         const size_t n = infiniop_causal_visible(&info, r);
         const size_t vchunks = (n + V - 1) / V; /* chunks holding a visible column */
 
-        /* every pass: its chunks' loads in flight, then their use */
         float m = -INFINITY;
         chunks_batched<2, Vec<S, V>>(
             sr.tid, sr.G, vchunks, [&](size_t c) { return load_raw<S, V>(xr + (ptrdiff_t)c * V * xs); },
@@ -315,45 +320,36 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
             });
         m = group_max_nan<WARP>(m, red);
 
-        /* (chunk c of the cache or of x) */
-        auto fetch = [&](size_t c) {
-            F1 p;
-            if (sr.cache)
-                smem_load<V>(sr.cache + c * V, p.v);
-            else
-                load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, p.v);
-            return p;
-        };
         float sum = 0.0f;
-        chunks_batched<U, F1>(sr.tid, sr.G, vchunks, fetch, [&](size_t c, const F1 &p) {
+        for (size_t c = sr.tid; c < vchunks; c += sr.G) {
             float v[V];
-#pragma unroll
-            for (int k = 0; k < V; ++k) v[k] = p.v[k];
+            if (sr.cache)
+                smem_load<V>(sr.cache + c * V, v);
+            else
+                load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
             sum = cs_chunk_exp<V>(v, m, n - c * V, sum);
             if (sr.cache) smem_store<V>(sr.cache + c * V, v);
-        });
+        }
         const float inv = 1.0f / group_sum<WARP>(sum, red);
 
         /* (masked chunks: never loaded) */
-        chunks_batched<U, F1>(
-            sr.tid, sr.G, sr.nchunks,
-            [&](size_t c) {
-                F1 p;
-                if (c < vchunks) p = fetch(c);
-                return p;
-            },
-            [&](size_t c, const F1 &p) {
-                float v[V];
-                if (c < vchunks) {
-#pragma unroll
-                    for (int k = 0; k < V; ++k) v[k] = sr.cache ? p.v[k] : cs_exp(p.v[k] - m);
-                    cs_chunk_out<V>(v, inv, n - c * V);
+        for (size_t c = sr.tid; c < sr.nchunks; c += sr.G) {
+            float v[V];
+            if (c < vchunks) {
+                if (sr.cache) {
+                    smem_load<V>(sr.cache + c * V, v);
                 } else {
+                    load_chunk<T, V>(xr + (ptrdiff_t)c * V * xs, v);
 #pragma unroll
-                    for (int k = 0; k < V; ++k) v[k] = 0.0f;
+                    for (int k = 0; k < V; ++k) v[k] = cs_exp(v[k] - m);
                 }
-                store_chunk<T, V>(yr + (ptrdiff_t)c * V * ys, v);
-            });
+                cs_chunk_out<V>(v, inv, n - c * V);
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] = 0.0f;
+            }
+            store_chunk<T, V>(yr + (ptrdiff_t)c * V * ys, v);
+        }
     }
 }
 
