@@ -351,9 +351,10 @@ __device__ __forceinline__ void grid_dependency(void) {
  * takes it as input (asm volatile statements keep their order, so the
  * value is ready before a grid_dependency() that follows). The register
  * kernels of add_rms_norm, layer_norm and causal_softmax compute their
- * group and constants so, before they wait: under PDL that setup runs while the
- * previous kernel of the stream finishes, rather than in the row's chain
- * after it (decode shapes: the chain is most of a call's time). */
+ * group and constants so, before they wait: under PDL that setup runs
+ * while the previous kernel of the stream finishes, rather than in the
+ * row's chain after it (decode shapes: the chain is most of a call's
+ * time). */
 __device__ __forceinline__ void keep(float v) { asm volatile("" ::"f"(v)); }
 __device__ __forceinline__ void keep(unsigned v) { asm volatile("" ::"r"(v)); }
 __device__ __forceinline__ void keep(size_t v) { asm volatile("" ::"l"(v)); }
