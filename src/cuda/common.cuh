@@ -194,7 +194,15 @@ template <typename VT> __device__ __forceinline__ void forget(VT &v) {
  * returns a value of type R; use(c, r) consumes it. */
 template <int B, typename R, typename Load, typename Use>
 __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t end, Load load, Use use) {
-    /* (not unrolled further: that would multiply the registers of a batch) */
+    if constexpr (B == 1) {
+        /* a plain loop, which nvcc unrolls (by 4): kept rolled, as the
+         * batches below, each shared-memory read and exp of a cached row
+         * waited for the one before (causal_softmax's transposed rows
+         * 3-6% slower; bench/NOTES.md, session 25) */
+        for (size_t c = first; c < end; c += step) use(c, load(c));
+        return;
+    }
+    /* (batches not unrolled further: that would multiply their registers) */
 #pragma unroll 1
     for (size_t c0 = first; c0 < end; c0 += (size_t)B * step) {
         R q[B];

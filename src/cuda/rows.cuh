@@ -318,6 +318,41 @@ __device__ __forceinline__ RgVec<S, V> rg_load_param(const S *p, I c, ptrdiff_t 
     }
 }
 
+/* A parameter that add_rms_norm's element-load instances (V > 1, !PV)
+ * read in the output phase (W_LATE): a broadcast one (stride 0) is one
+ * element, loaded once after the grid dependency and held. Loaded item by
+ * item in the output phase, each load waited for the stores of the item
+ * before (an output might alias it, for all the compiler knows): ITEMS
+ * dependent round trips a row (add_rms_norm bf16 2048x896 w:bcast, a warp
+ * a row at 4 vectors a lane; bench/NOTES.md, session 26). Other strides
+ * load through rg_load_param; the vector instances (PV) and the
+ * one-element form hold nothing. (ptxas -v: add_rms_norm's instances gain
+ * 1-8 registers and the 4-vector block ones lose their 16 bytes of spill;
+ * layer_norm's late w and b, two held values, gave 6 of its capped
+ * instances spills, and held from the output phase only, more: layer_norm
+ * keeps the item-by-item loads.) p may be null. */
+template <typename S, int V, bool PV> struct RgLateParam {
+    static constexpr bool HOLD = V > 1 && !PV;
+    S one;
+    __device__ __forceinline__ RgLateParam(const S *p, ptrdiff_t stride) {
+        if constexpr (HOLD) {
+            one = S();
+            if (p && stride == 0) one = *p;
+        }
+    }
+    template <typename I> __device__ __forceinline__ RgVec<S, V> at(const S *p, I c, ptrdiff_t stride) const {
+        if constexpr (HOLD) {
+            if (stride == 0) {
+                RgVec<S, V> q;
+#pragma unroll
+                for (int e = 0; e < V; ++e) q.v[e] = one;
+                return q;
+            }
+        }
+        return rg_load_param<S, V, PV>(p, c, stride);
+    }
+};
+
 /* Launch a streaming kernel instance of the plan's STREAM_* launch:
  * pick(WARP, VEC) (std::integral_constant<bool> each) returns the kernel
  * function; the launch passes it args. */

@@ -50,11 +50,14 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * weight always loads late: early, a + b + w of float32 rows are 96
      * registers of data alone. The one-element form's 16 items keep the
      * early load (late, on an H200: add_rms_norm bf16 13x4099 2.94 -> 4.85
-     * us, f16 999x3001 13.0 -> 15.4). */
+     * us, f16 999x3001 13.0 -> 15.4). A broadcast weight (stride 0) loaded
+     * late is one element held from the start (RgLateParam, rows.cuh: bf16
+     * 2048x896 w:bcast 6.62 -> 5.81 us). */
     constexpr bool W_LATE = (!PV && ITEMS >= 2) || RgBlock8<MODE, ITEMS, V>::value;
     /* the constants before the grid dependency (keep, common.cuh) */
     keep(invD), keep(nchunks);
     grid_dependency();
+    const RgLateParam<typename W::S, V, PV> wl(W_LATE ? w : nullptr, ws); /* (a broadcast weight) */
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         const typename A::S *ar = a + row_off(L, ARN_A, r), *br = b + row_off(L, ARN_B, r);
@@ -105,7 +108,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                 forget(qb[k]);
                 VA o, q;
                 VW wk;
-                if constexpr (W_LATE) wk = rg_load_param<typename W::S, V, PV>(w, c, ws);
+                if constexpr (W_LATE) wk = wl.at(w, c, ws);
                 else wk = qw[k];
                 float va[V], vb[V];
                 unpack<A>(qa[k], va);

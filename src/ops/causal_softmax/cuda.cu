@@ -298,8 +298,8 @@ __global__ void __launch_bounds__(INFINIOP_CUDA_ROW_MAX_BLOCK)
      * slower on an H200 (f32 24x46x446 transposed 7.9 -> 9.4 us, bf16
      * 754x759 transposed 8.8 -> 10.0). The later passes are plain loops,
      * which the compiler unrolls (by 4: four shared-memory reads and exps
-     * in flight on a cached row); as batches of one (chunks_batched's loop
-     * is kept rolled) the transposed rows ran 3-6% slower on an H200
+     * in flight on a cached row); as batches of one (chunks_batched kept
+     * its loop rolled then) the transposed rows ran 3-6% slower on an H200
      * (bf16 21x185x195 6.49 -> 6.91 us, 754x759 8.47 -> 8.81;
      * bench/NOTES.md, session 25). */
     for (size_t r = sr.first(); r < L.nrows; r += sr.step()) {
