@@ -200,21 +200,21 @@ __device__ __forceinline__ void chunks_batched(size_t first, size_t step, size_t
          * waited for the one before (causal_softmax's transposed rows
          * 3-6% slower; bench/NOTES.md, session 25) */
         for (size_t c = first; c < end; c += step) use(c, load(c));
-        return;
-    }
-    /* (batches not unrolled further: that would multiply their registers) */
+    } else {
+        /* (batches not unrolled further: that would multiply their registers) */
 #pragma unroll 1
-    for (size_t c0 = first; c0 < end; c0 += (size_t)B * step) {
-        R q[B];
+        for (size_t c0 = first; c0 < end; c0 += (size_t)B * step) {
+            R q[B];
 #pragma unroll
-        for (int u = 0; u < B; ++u) {
-            const size_t c = c0 + (size_t)u * step;
-            if (c < end) q[u] = load(c);
-        }
+            for (int u = 0; u < B; ++u) {
+                const size_t c = c0 + (size_t)u * step;
+                if (c < end) q[u] = load(c);
+            }
 #pragma unroll
-        for (int u = 0; u < B; ++u) {
-            const size_t c = c0 + (size_t)u * step;
-            if (c < end) use(c, q[u]);
+            for (int u = 0; u < B; ++u) {
+                const size_t c = c0 + (size_t)u * step;
+                if (c < end) use(c, q[u]);
+            }
         }
     }
 }
