@@ -19,14 +19,16 @@
 #             long double, no FTZ/DAZ): the tests detect valgrind
 #             (INFINIOP_TEST_UNDER_VALGRIND=1, set here, or valgrind.h) and
 #             skip only the checks it changes, saying so (test_vec: all)
-#   fuzz      libFuzzer target fuzz/fuzz_ops.c (clang-14, ASan + UBSan) from
-#             the seed corpus fuzz/corpus for FUZZ_SECONDS (60) seconds
+#   fuzz      libFuzzer target fuzz/fuzz_ops.c (clang-14, ASan + UBSan; the
+#             CPU kernel files without UBSan's pointer-overflow check, which
+#             tripled their compile time: fuzz/CMakeLists.txt) from the seed
+#             corpus fuzz/corpus for FUZZ_SECONDS (60) seconds
 # In asan and memcheck, test_silu/test_sigmoid fill and compare at most 16384
 # values a case (every element still computed and memory-checked; the full
 # value checks are the plain C tests').
 # Usage: scripts/hardening.sh [stage...]   (default: all four, in order)
-# Duration on a 2-core Zen 3 VM (AVX2): about 17 minutes (asan 5, tsan 2,
-# memcheck 3.6, fuzz 6.5: its clang build 5.5). Every stage and step prints
+# Duration on a 2-core Zen 3 guest at 2.45 GHz (AVX2): about 20 minutes
+# (asan 5, tsan 1.5, memcheck 10, fuzz 3.5: its clang build 2.5). Every stage and step prints
 # its start and duration, and a heartbeat (scripts/progress.sh) at least
 # once a minute meanwhile.
 # Env: FUZZ_SECONDS=60, JOBS=$(nproc), HARDENING_KEEP_GOING=1 (run every
