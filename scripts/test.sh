@@ -10,10 +10,10 @@
 #   5. hardening: sanitizer builds, fuzzing, thread and memory checks
 #      (scripts/hardening.sh; skipped with INFINIOP_QUICK=1)
 # Usage: scripts/test.sh            (from anywhere; exits non-zero on failure)
-# Duration on a 2-core VM without GPU (Zen 3): 31-35 minutes (the CUDA
-# build 9-10, the Python tests with the fresh-venv install 6, hardening
-# 13-18 of them); INFINIOP_QUICK=1 (no hardening, no fresh-venv install)
-# about 12 minutes.
+# Duration on a 2-core VM without GPU: 35-40 minutes (a quiet Zen 3 guest
+# at 2.45 GHz, 2266 s: the CUDA build 11, the Python tests with the
+# fresh-venv install 5, hardening 19 of them); INFINIOP_QUICK=1 (no
+# hardening, no fresh-venv install) about 12 minutes.
 # Every stage prints its start and its duration; nothing stays silent for
 # more than about a minute (scripts/progress.sh: heartbeat).
 set -euo pipefail
