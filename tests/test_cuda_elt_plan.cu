@@ -84,14 +84,25 @@ static void named_cases(void) {
               (int)P.aligned.kernel, P.aligned.rows);
     }
     {   /* f32 581x19 with the last dimension broadcast (input element by
-         * element): 19 lanes, 2 rows a block (a warp at the least), not 4
-         * threads a block */
+         * element): 19 lanes, 8 rows a block in 73 blocks (the most blocks
+         * that give every SM one at the most), not 2 rows in 291 blocks */
         const size_t sh[2] = {581, 19};
         const ptrdiff_t os[2] = {19, 1}, is[2] = {1, 0};
         infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 2, sh, os, is);
         const infiniopCudaEltLaunch &l = P.aligned;
-        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.lanes == 19 && l.threads == 38 && l.rows == 1,
-              "kernel %d lanes %u threads %u rows %u", (int)l.kernel, l.lanes, l.threads, l.rows);
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.lanes == 19 && l.threads == 152 && l.rows == 1 &&
+                  l.grid[1] == 73,
+              "kernel %d lanes %u threads %u rows %u grid.y %u", (int)l.kernel, l.lanes, l.threads, l.rows, l.grid[1]);
+    }
+    {   /* f64 2x11299 permuted (1, 0): rows of 11,299 elements at stride 2,
+         * a row over 45 blocks of 256 (90 in all: 178 of 128 would give
+         * some SMs two), not 177 of 64 */
+        const size_t sh[2] = {2, 11299};
+        const ptrdiff_t os[2] = {11299, 1}, is[2] = {1, 2};
+        const infiniopCudaEltLaunch l = plan(INFINI_DTYPE_F64, 2, sh, os, is).aligned;
+        CHECK(l.kernel == INFINIOP_CUDA_ELT_ROWS && l.lanes == 256 && l.threads == 256 && l.grid[0] == 45 &&
+                  l.grid[1] == 2,
+              "kernel %d lanes %u threads %u grid %u,%u", (int)l.kernel, l.lanes, l.threads, l.grid[0], l.grid[1]);
     }
     {   /* bf16 2x197x12x64 permuted (0, 2, 1, 3): rows of 8 vectors, 16
          * rows a block (whole warps: 128 threads, not 17 rows and 136) */
@@ -239,6 +250,22 @@ static void named_cases(void) {
                   P.aligned.grid[2] == 5 && P.aligned.items == 4,
               "kernel %d planes %zu p %d grid.z %u items %u", (int)P.aligned.kernel, P.planes, P.tile_p,
               P.aligned.grid[2], P.aligned.items);
+    }
+    {   /* VEC, f16 65,536 elements (8,192 vectors): 128 blocks of 64, a
+         * block an SM at the most (256 of 32 put two on most SMs) */
+        const size_t sh[1] = {65536};
+        const ptrdiff_t s[1] = {1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F16, 1, sh, s, s);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_VEC && P.aligned.threads == 64 && P.aligned.grid[0] == 128,
+              "kernel %d threads %u grid %u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.grid[0]);
+    }
+    {   /* VEC, f32 58x2100 (30,450 vectors): 128-thread blocks would give
+         * 238, one to two an SM, so blocks halve to two an SM (476 of 64) */
+        const size_t sh[1] = {58 * 2100};
+        const ptrdiff_t s[1] = {1};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_F32, 1, sh, s, s);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_VEC && P.aligned.threads == 64 && P.aligned.grid[0] == 476,
+              "kernel %d threads %u grid %u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.grid[0]);
     }
     {   /* VEC: a bf16 decode row of 4096 (512 vectors, over two blocks of
          * 128) is spread to 32-thread blocks; 243 f32 elements are not */

@@ -24,6 +24,10 @@
  *                                      two, as before session 19
  *   INFINIOP_CUDA_UNARY_ROWS_SINGLE=1  ROWS (large tensors): one row a step,
  *                                      never two (as before session 22)
+ *   INFINIOP_CUDA_UNARY_SPREAD=P       latency-bound launches (STRIDED, FLAT,
+ *                                      small VEC and GATHER, small ROWS):
+ *                                      blocks shrunk until the grid has P%
+ *                                      of the SM count (10..800)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,4 +53,6 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (rp && !strcmp(rp, "1")) knobs->rows_pow2 = 1;
     const char *rs = getenv("INFINIOP_CUDA_UNARY_ROWS_SINGLE");
     if (rs && !strcmp(rs, "1")) knobs->rows_single = 1;
+    const char *sp = getenv("INFINIOP_CUDA_UNARY_SPREAD");
+    if (sp && atoi(sp) >= 10 && atoi(sp) <= 800) knobs->spread_pct = (unsigned)atoi(sp);
 }

@@ -264,6 +264,8 @@ typedef struct {
                             (within one wave of blocks); 0 the planner's rule */
     unsigned rows_pow2;  /* ROWS, large tensors: 1 lanes a power of two (the former rule) */
     unsigned rows_single; /* ROWS, large tensors: 1 one row a step (no pairs; the former rule) */
+    unsigned spread_pct;  /* latency-bound launches: blocks spread to, in percent of the SMs; 0 the
+                             planner's rule */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -707,37 +707,61 @@ static cudaError_t launch_kind(const infiniopUnaryInfo *info, void *out, const v
  * element count, the multiprocessor count and threads a multiprocessor, and
  * the access width the strides allow; no shape is named:
  *  - a tensor too small to fill two waves of one access a thread is
- *    latency-bound: one access a thread, and blocks shrunk (to a warp at
- *    the least) until the grid has two blocks a multiprocessor, so every
- *    multiprocessor issues its share of the loads at once;
+ *    latency-bound: one access a thread, in the smallest blocks (a warp
+ *    at the least) that give every multiprocessor one block at the most,
+ *    else in blocks shrunk until the grid has two a multiprocessor;
  *  - larger ones: two 16-byte vectors (32 bytes) in flight a thread
  *    (fewer registers than wider unrolling, so more blocks fit a
  *    multiprocessor; bench/NOTES.md), 128-thread blocks for VEC. */
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static unsigned clamp_grid(size_t g, size_t cap) { return (unsigned)(g < 1 ? 1 : g > cap ? cap : g); }
 
-/* Threads a block from tmax down to 32 while `work` accesses (one a thread)
- * give fewer than two blocks a multiprocessor; none shrunk for work that
- * two blocks of tmax hold: such a call is launch-bound, and every further
- * block adds to the launch (H200: STRIDED tensors of 112-434 elements
- * 5-19% slower in 32-thread blocks than in 256, while float64 tensors of
- * 3,254-4,220 accesses ran 5-7% faster spread; bench/NOTES.md). */
-static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax) {
+/* Latency-bound launches (under two waves of one access a thread): the
+ * smallest block (a warp at the least) whose grid still gives every
+ * multiprocessor one block at the most; where even the largest block
+ * needs more blocks than multiprocessors, blocks halved while the grid
+ * has under two a multiprocessor. A block's dispatch and first round trip
+ * are a fixed cost, so a second block on a multiprocessor costs more than
+ * a bigger first one; a grid of one to two blocks an SM leaves most SMs
+ * with one and the rest with two, and there smaller blocks balance the
+ * work better. (H200, 313 silu and sigmoid cases whose plan this rule
+ * changed from "two blocks an SM": every one of 222 one-block-an-SM grids
+ * 0.86-1.01x the former time, geomean 0.94; of the 69 grids of one to two
+ * blocks an SM, taken from the first form of this rule, f32 58x2100 1.04x
+ * and bf16 16x298x84 broadcast along dimension 0 1.18x, so those keep the
+ * two-blocks rule; bench/NOTES.md, session 27.) spread_pct (an
+ * experiment's knob): the two-blocks rule at that share of the SMs. */
+static size_t one_block_an_sm_threads(size_t work, size_t sms, unsigned tmax) {
+    size_t t = 0; /* 0: none */
+    for (unsigned u = tmax; u >= 32; u /= 2)
+        if (div_up(work, u) <= sms) t = u;
+    return t;
+}
+
+/* Threads a block for `work` accesses, one a thread, by the rule above;
+ * none shrunk for work that two blocks of tmax hold: such a call is
+ * launch-bound, and every further block adds to the launch (H200: STRIDED
+ * tensors of 112-434 elements 5-19% slower in 32-thread blocks than in
+ * 256; bench/NOTES.md). */
+static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax, unsigned spread_pct) {
     unsigned t = tmax;
     if (work <= 2 * (size_t)tmax) return t;
-    while (t > 32 && div_up(work, t) < 2 * (size_t)p.sm_count) t /= 2;
+    const size_t one = spread_pct ? 0 : one_block_an_sm_threads(work, p.sm_count, tmax);
+    if (one) return (unsigned)one;
+    const size_t target = spread_pct ? (size_t)p.sm_count * spread_pct / 100 : 2 * (size_t)p.sm_count;
+    while (t > 32 && div_up(work, t) < target) t /= 2;
     return t;
 }
 
 /* Vectors a thread and threads a block over nvec 16-byte accesses (VEC,
  * GATHER): two vectors a thread in 128-thread blocks from two waves of one
  * a thread, else one, in blocks spread over the SMs. */
-static void vec_shape(infiniopCudaEltLaunch &l, size_t nvec, const infiniopCudaProps &p) {
+static void vec_shape(infiniopCudaEltLaunch &l, size_t nvec, const infiniopCudaProps &p, unsigned spread_pct) {
     const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
     if (nvec >= 2 * resident) {
         l.items = 2, l.threads = 128;
     } else {
-        l.items = 1, l.threads = spread_threads(nvec, p, 128);
+        l.items = 1, l.threads = spread_threads(nvec, p, 128, spread_pct);
     }
 }
 
@@ -747,7 +771,7 @@ static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaPro
     l.kernel = INFINIOP_CUDA_ELT_VEC;
     l.vec = (unsigned)(16 / es);
     const size_t nvec = n / l.vec;
-    vec_shape(l, nvec, p);
+    vec_shape(l, nvec, p, kn.spread_pct);
     /* evict-first hints only where input and output together exceed half
      * the L2: smaller ones stay there for the next kernel */
     l.once = p.l2_bytes && 2 * n * es > p.l2_bytes / 2;
@@ -762,11 +786,12 @@ static infiniopCudaEltLaunch plan_vec(size_t n, size_t es, const infiniopCudaPro
 
 /* One element a thread, grid-stride: at most 4 blocks' worth of threads a
  * multiprocessor can hold, per multiprocessor. */
-static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, const infiniopCudaProps &p, unsigned tmax) {
+static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, const infiniopCudaProps &p, unsigned tmax,
+                                         unsigned spread_pct) {
     infiniopCudaEltLaunch l = {};
     l.kernel = k;
     l.vec = l.items = 1;
-    l.threads = spread_threads(n, p, tmax);
+    l.threads = spread_threads(n, p, tmax, spread_pct);
     l.grid[0] = clamp_grid(div_up(n, l.threads), (size_t)p.sm_count * (size_t)(p.max_threads_per_sm / l.threads) * 4);
     l.grid[1] = l.grid[2] = 1;
     l.idx64 = n > ((size_t)1 << 31); /* 32-bit indices while i + the grid's stride cannot wrap */
@@ -775,12 +800,12 @@ static infiniopCudaEltLaunch plan_scalar(infiniopCudaEltKernel k, size_t n, cons
 
 /* GATHER: plan_vec's launch shape over the output's vectors (the last
  * one partial where V does not divide n). */
-static infiniopCudaEltLaunch plan_gather(size_t n, size_t es, const infiniopCudaProps &p) {
+static infiniopCudaEltLaunch plan_gather(size_t n, size_t es, const infiniopCudaProps &p, unsigned spread_pct) {
     infiniopCudaEltLaunch l = {};
     l.kernel = INFINIOP_CUDA_ELT_GATHER;
     l.vec = (unsigned)(16 / es);
     const size_t nvec = div_up(n, l.vec);
-    vec_shape(l, nvec, p);
+    vec_shape(l, nvec, p, spread_pct);
     l.grid[0] = clamp_grid(div_up(nvec, (size_t)l.threads * l.items), 0x7fffffff);
     l.grid[1] = l.grid[2] = 1;
     return l;
@@ -822,6 +847,27 @@ static size_t rows_a_thread(size_t want, size_t bx, size_t gmax, size_t nrows, s
     if (gy < 1) gy = 1;
     return div_up(nrows, gy * ty);
 }
+/* ROWS, latency-bound: one access a thread. Rows of up to 256 accesses
+ * take a thread each, no idle lanes (a warp may span two rows: the kernel
+ * has no warp-wide steps; the exact float64 formulas are issue-bound here,
+ * and lanes past the row's end take issue slots: a row of 75 on 128 lanes
+ * leaves 41% idle). Rows a block: all that 256 threads hold, fewer while
+ * the grid has under `target` blocks (one row at the least), then a row
+ * over more blocks (down to 32 threads). */
+static void rows_spread(size_t chunks, size_t nrows, size_t target, size_t *tx_out, size_t *ty_out) {
+    size_t tx = chunks <= 256 ? chunks : 256;
+    const size_t want = div_up(target, div_up(chunks, tx)); /* block rows wanted */
+    const size_t ty_min = div_up(32, tx);                      /* a warp a block at the least */
+    size_t ty = 256 / tx;
+    if (ty * want > nrows) ty = nrows / want > ty_min ? nrows / want : ty_min;
+    /* whole warps where a multiple of 32 threads is near (tx a divisor of
+     * 32: 17 rows of 8 lanes would leave a warp with 8 threads) */
+    const size_t wq = 32 / gcd32(tx);
+    if (ty >= wq) ty -= ty % wq;
+    while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < target) tx = div_up(tx, 2) > 32 ? div_up(tx, 2) : 32;
+    *tx_out = tx, *ty_out = ty;
+}
+
 /* Over a row-broadcast input: rows a thread at the least (each a store of
  * the row read once). H200, f16 64x197x768 broadcast along dimension 1
  * (rows of 96 vectors, 5 a block): 3 rows a thread 8.3 us, 5 7.5 (compile
@@ -841,26 +887,19 @@ static infiniopCudaEltLaunch plan_rows(const infiniopEltLayout &L, size_t es, un
     size_t tx, ty, bx, gy, R = 1;
     if (nrows * chunks < 2 * resident) { /* latency-bound: one access a thread, spread */
         l.items = 1;
-        /* rows of up to 256 accesses: a thread each, no idle lanes (a
-         * warp may span two rows: the kernel has no warp-wide steps);
-         * the exact float64 formulas are issue-bound here, and lanes
-         * past the row's end take issue slots (a row of 75 on 128 lanes
-         * leaves 41% idle) */
-        tx = chunks <= 256 ? chunks : 256;
-        /* rows a block: all that 256 threads hold, fewer while the grid
-         * would give an SM under two blocks (one row at the least), then
-         * a row over more blocks (down to 32 threads) */
-        const size_t want = div_up(2 * (size_t)p.sm_count, div_up(chunks, tx)); /* block rows wanted */
-        const size_t ty_min = div_up(32, tx); /* a warp a block at the least */
-        ty = 256 / tx;
-        if (ty * want > nrows) ty = nrows / want > ty_min ? nrows / want : ty_min;
-        /* whole warps where a multiple of 32 threads is near (tx a
-         * divisor of 32: 17 rows of 8 lanes would leave a warp with 8
-         * threads) */
-        const size_t wq = 32 / gcd32(tx);
-        if (ty >= wq) ty -= ty % wq;
-        while (ty == 1 && tx > 32 && div_up(chunks, tx) * nrows < 2 * (size_t)p.sm_count)
-            tx = div_up(tx, 2) > 32 ? div_up(tx, 2) : 32;
+        /* rows a block and lanes (spread_threads' rule): of
+         * rows_spread's shapes for grids of a quarter of the SMs up, the
+         * one of most blocks while every SM has one at the most; else
+         * the shape for two blocks an SM */
+        const size_t S = p.sm_count;
+        size_t best = 0;
+        for (size_t target = div_up(S, 4); !kn.spread_pct && target <= S; target *= 2) {
+            size_t x, y;
+            rows_spread(chunks, nrows, target, &x, &y);
+            const size_t blocks = div_up(chunks, x) * div_up(nrows, y);
+            if (blocks <= S && blocks > best) best = blocks, tx = x, ty = y;
+        }
+        if (!best) rows_spread(chunks, nrows, kn.spread_pct ? div_up(S * kn.spread_pct, 100) : 2 * S, &tx, &ty);
         bx = div_up(chunks, tx), gy = div_up(nrows, ty);
         /* An input broadcast along the rows (fewer distinct input rows
          * than rows) of 4- and 8-byte elements, whose exact formulas
@@ -967,14 +1006,14 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     P.pdl = infiniop_cuda_pdl(p);
     const int q = L.ndim - 1;
     if (n == 0) { /* nothing runs (the run call returns first) */
-        P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, 1, p, 32);
+        P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, 1, p, 32, 0);
     } else if (L.contiguous) { /* VEC, fallback FLAT */
         /* VEC needs a whole vector: under one (a 0-d tensor, a few
          * elements) its thread would run the filler lanes' chain before the
          * tail's (0-d float32 silu took 0.90 us, 0.72 before the filler
          * lanes came; bench/NOTES.md); FLAT computes the elements alone */
         const bool vec = n >= 16 / es;
-        P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_FLAT, n, p, 128);
+        P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_FLAT, n, p, 128, kn.spread_pct);
         P.aligned = vec ? plan_vec(n, es, p, kn) : P.unaligned;
         P.align = vec ? 16 : 0;
     } else if (L.ndim >= 2 && L.out_stride[q] == 1 && L.shape[q] >= 16 &&
@@ -1050,7 +1089,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
                 tq = TILE_Q_SMALL;
             if (kn.tile_q) tq = kn.tile_q;
             infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es, TILE_Q), tt = plan_transpose(L, tp, false, es, tq);
-            infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
+            infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256, kn.spread_pct);
             const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb;
             const bool small_tiles = 2 * n >= tiles * (size_t)TILE_P * tq &&
                                      (es <= 4 || (tq == TILE_Q_SMALL && 2 * tiles >= (size_t)p.sm_count));
@@ -1062,7 +1101,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
             P.planes = nb;
             if (pick == 2) P.tile_p = -1;
         } else {
-            P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256);
+            P.aligned = P.unaligned = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256, kn.spread_pct);
             P.align = 0;
         }
     }
@@ -1084,7 +1123,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
         div_up(n, V) >= 8 * 32 * (size_t)p.sm_count &&
         (a.kernel == INFINIOP_CUDA_ELT_STRIDED || (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
         const infiniopCudaEltLaunch fallback = P.align ? P.unaligned : P.aligned;
-        P.aligned = plan_gather(n, es, p);
+        P.aligned = plan_gather(n, es, p, kn.spread_pct);
         P.unaligned = fallback;
         P.align = 16;
         P.align_out = true;
