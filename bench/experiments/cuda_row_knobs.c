@@ -20,8 +20,6 @@
  *   INFINIOP_CUDA_REG_EARLY=1      the launches' `early` everywhere
  *   INFINIOP_CUDA_PREFETCH=rows    the launches' `prefetch` (0: off)
  *   INFINIOP_CUDA_REG_SUB_THREADS=32..512  threads a block of warp-form rows (before the spreading rule)
- *   INFINIOP_CUDA_REG_SUB_SPREAD=one       warp-form rows: the smallest block (from the above) whose grid
- *                                          gives every SM one block at the most, else the two-blocks rule
  *   INFINIOP_CUDA_WARP_ROWS=1..32  rows (warps) a block of the warp streaming kernels
  *   INFINIOP_CUDA_REG_SCALAR=off|decode|all  the one-element register path
  *                                  off, only for fewer rows than SMs, or
@@ -55,7 +53,6 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     if ((e = getenv("INFINIOP_CUDA_PDL"))) k->pdl = strcmp(e, "0") != 0;
     if ((e = getenv("INFINIOP_CUDA_REG_EARLY"))) k->early = !strcmp(e, "1");
     if ((e = getenv("INFINIOP_CUDA_PREFETCH"))) k->prefetch = atol(e);
-    if ((e = getenv("INFINIOP_CUDA_REG_SUB_SPREAD"))) k->sub_one = !strcmp(e, "one");
     if ((e = getenv("INFINIOP_CUDA_REG_SUB_THREADS"))) {
         int v = atoi(e);
         k->sub_threads = v == 32 || v == 64 || v == 128 ? (unsigned)v : 0; /* the warp form's launch bound */

@@ -146,8 +146,6 @@ typedef struct {
     unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
     unsigned cap;          /* capped instances (rg_plan_cap): 0 by the rule, 1 never, 2 only the
                               72-register one, 3 only the 64-register one */
-    bool sub_one;          /* REG_SUB: the elementwise planner's grid rule (the smallest block that gives every
-                              SM one at the most, else two blocks an SM) for the two-blocks rule */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

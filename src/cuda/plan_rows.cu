@@ -68,7 +68,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0, false};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 static infiniopCudaRowKnobs exp_knobs;
@@ -203,12 +203,7 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
     if (acc <= warp_acc && !spread && !r.strided) {
         const size_t items = sub_items;
         unsigned threads = kn.sub_threads ? kn.sub_threads : 128;
-        unsigned one = 0; /* experiment (sub_one): the smallest block of one an SM at the most */
-        for (unsigned t = threads; kn.sub_one && t >= 32; t /= 2)
-            if ((nrows * lanes + t - 1) / t <= sms) one = t;
-        if (one) threads = one;
-        else
-            while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
+        while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
         r.items = (unsigned)items;
         r.lanes = lanes;
