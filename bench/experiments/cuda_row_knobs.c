@@ -3,7 +3,7 @@
  * row planner (src/cuda/plan_rows.cu), for benchmarking variants without
  * recompiling (scripts/gpu-variants.sh, scripts/gpu-profile.sh). A build
  * configured with -DINFINIOP_CUDA_EXPERIMENTS=ON compiles this folder's .c
- * files into the library; the planner calls the hook below once, through
+ * files into the library; the planner calls the hook below at every plan, through
  * the declaration in src/cuda/plan.h (src/ includes nothing from here). A
  * release build neither compiles this nor reads these variables.
  *
@@ -28,6 +28,11 @@
  *   INFINIOP_CUDA_TILE=off         no TILE_T (transposed rows take the other kernels)
  *   INFINIOP_CUDA_TILE_CLUSTER=1..8  TILE_T: blocks a tile
  *   INFINIOP_CUDA_TILE_ROWS=2..32  TILE_T: rows a tile (a power of two)
+ *   INFINIOP_CUDA_REG_SUB_SPREAD=two  the warp form's latency-bound grid as
+ *                                  before session 28: blocks halved until
+ *                                  two an SM
+ *   INFINIOP_CUDA_STREAM_BLOCKS=N  the streaming kernels' grid at most N
+ *                                  blocks (they loop over further rows)
  *   INFINIOP_CUDA_REG_CAP=off|72|64  capped block instances never, or only
  *                                  the 72- or the 64-register one (where
  *                                  rg_plan_cap's rule takes a cap)
@@ -72,6 +77,8 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
     }
     if ((e = getenv("INFINIOP_CUDA_REG_CAP")))
         k->cap = !strcmp(e, "off") ? 1 : !strcmp(e, "72") ? 2 : !strcmp(e, "64") ? 3 : 0;
+    if ((e = getenv("INFINIOP_CUDA_REG_SUB_SPREAD"))) k->sub_spread = !strcmp(e, "two") ? 1 : 0;
+    if ((e = getenv("INFINIOP_CUDA_STREAM_BLOCKS"))) k->stream_blocks = (unsigned)atoi(e);
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;
 }

@@ -125,8 +125,8 @@ typedef struct {
 /* The planner's free parameters (cuda/plan_rows.cu). A release build uses the
  * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON also compiles
  * bench/experiments/ into the library, whose
- * infiniop_cuda_experiment_row_knobs the planner calls once to override
- * them (environment variables: bench/experiments/cuda_row_knobs.c). */
+ * infiniop_cuda_experiment_row_knobs the planner calls for every plan to
+ * override them (environment variables: bench/experiments/cuda_row_knobs.c). */
 typedef struct {
     int policy;    /* register path: 1 by the rules, 2 everywhere, 3 everywhere with 1 vector a thread first,
                       0 nowhere, 4 rows of over 32 accesses spread over a block (1 vector a thread
@@ -146,6 +146,9 @@ typedef struct {
     unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
     unsigned cap;          /* capped instances (rg_plan_cap): 0 by the rule, 1 never, 2 only the
                               72-register one, 3 only the 64-register one */
+    unsigned sub_spread;   /* REG_SUB's grid: 0 by the rule (infiniop_cuda_spread_threads), 1 blocks halved
+                              until two an SM (before session 28) */
+    unsigned stream_blocks; /* STREAM_*: blocks at most (kernels loop over further rows); 0: the rule */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);

@@ -7,8 +7,6 @@
  */
 #include "cuda/common.cuh"
 
-#include <mutex>
-
 /* Rows of up to WARP_MAX_COLS elements go one warp per row, WARP_ROWS rows
  * per block; longer rows one block per row, with about ITEMS_PER_THREAD
  * vectors per thread. The row is cached in shared memory (as float32)
@@ -68,19 +66,17 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0, 0, 0};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
-static infiniopCudaRowKnobs exp_knobs;
-static std::once_flag knobs_once;
-static void read_knobs(void) {
-    infiniopCudaRowKnobs k = default_knobs;
-    infiniop_cuda_experiment_row_knobs(&k);
-    exp_knobs = k;
-}
+/* read at every plan (this thread's copy), so that one process can time
+ * the variants of a knob in turn, clearing the descriptor cache between
+ * them */
 static const infiniopCudaRowKnobs &knobs(void) {
-    std::call_once(knobs_once, read_knobs);
-    return exp_knobs;
+    static thread_local infiniopCudaRowKnobs k;
+    k = default_knobs;
+    infiniop_cuda_experiment_row_knobs(&k);
+    return k;
 }
 #else
 static const infiniopCudaRowKnobs &knobs(void) { return default_knobs; }
@@ -203,7 +199,22 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
     if (acc <= warp_acc && !spread && !r.strided) {
         const size_t items = sub_items;
         unsigned threads = kn.sub_threads ? kn.sub_threads : 128;
-        while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
+        /* the grid: infiniop_cuda_spread_threads' rule (cuda/common.cuh;
+         * rows that fill the GPU keep 128, their grid far past two blocks
+         * an SM). The latency-bound shapes whose grid it moved from
+         * "blocks halved until two an SM" to one block an SM (rows x lanes
+         * of 4225-16896 threads on 132 SMs) ran 0.93-1.01x the time,
+         * geomean 0.971 (H200, the 21 row cases of the sweep's seeds 0-11,
+         * outputs bit for bit the same: add_rms_norm f32 139x128 1.23 ->
+         * 1.14 us, bf16 8x40x128 1.38 -> 1.33; bench/NOTES.md, session
+         * 28). Smaller calls keep warp-sized blocks (the rule gives them
+         * 32): one 128-thread block for all the rows of calls under 257
+         * threads measured level (17 cases, geomean 1.000, bf16/f32 7x128
+         * w:strided 1.18 -> 1.26 us). */
+        if (kn.sub_spread == 1)
+            while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
+        else
+            threads = infiniop_cuda_spread_threads(nrows * lanes, sms, threads, 0);
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
         r.items = (unsigned)items;
         r.lanes = lanes;
@@ -346,6 +357,7 @@ static infiniopCudaRowLaunch plan_stream(const RowCtx &c, bool warp, bool vec, b
     size_t resident = (size_t)p.sm_count *
                       (size_t)(p.max_threads_per_sm / (int)q.threads > 0 ? p.max_threads_per_sm / (int)q.threads : 1);
     size_t cap = resident * 8; /* enough waves to balance; more rows loop inside the kernel */
+    if (c.kn.stream_blocks) cap = c.kn.stream_blocks;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     q.grid = (unsigned)blocks;

@@ -716,41 +716,22 @@ static cudaError_t launch_kind(const infiniopUnaryInfo *info, void *out, const v
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static unsigned clamp_grid(size_t g, size_t cap) { return (unsigned)(g < 1 ? 1 : g > cap ? cap : g); }
 
-/* Latency-bound launches (under two waves of one access a thread): the
- * smallest block (a warp at the least) whose grid still gives every
- * multiprocessor one block at the most; where even the largest block
- * needs more blocks than multiprocessors, blocks halved while the grid
- * has under two a multiprocessor. A block's dispatch and first round trip
- * are a fixed cost, so a second block on a multiprocessor costs more than
- * a bigger first one; a grid of one to two blocks an SM leaves most SMs
- * with one and the rest with two, and there smaller blocks balance the
- * work better. (H200, 313 silu and sigmoid cases whose plan this rule
- * changed from "two blocks an SM": every one of 222 one-block-an-SM grids
- * 0.86-1.01x the former time, geomean 0.94; of the 69 grids of one to two
- * blocks an SM, taken from the first form of this rule, f32 58x2100 1.04x
- * and bf16 16x298x84 broadcast along dimension 0 1.18x, so those keep the
- * two-blocks rule; bench/NOTES.md, session 27.) spread_pct (an
- * experiment's knob): the two-blocks rule at that share of the SMs. */
-static size_t one_block_an_sm_threads(size_t work, size_t sms, unsigned tmax) {
-    size_t t = 0; /* 0: none */
-    for (unsigned u = tmax; u >= 32; u /= 2)
-        if (div_up(work, u) <= sms) t = u;
-    return t;
-}
-
-/* Threads a block for `work` accesses, one a thread, by the rule above;
- * none shrunk for work that two blocks of tmax hold: such a call is
- * launch-bound, and every further block adds to the launch (H200: STRIDED
- * tensors of 112-434 elements 5-19% slower in 32-thread blocks than in
- * 256; bench/NOTES.md). */
+/* Latency-bound launches (under two waves of one access a thread):
+ * infiniop_cuda_spread_threads' rule (cuda/common.cuh), except that work
+ * two blocks of tmax hold is not spread. Measured here on
+ * an H200, 313 silu and sigmoid cases whose plan the rule changed from
+ * "two blocks an SM": every one of 222 one-block-an-SM grids 0.86-1.01x
+ * the former time, geomean 0.94; of the 69 grids of one to two blocks an
+ * SM, taken from the first form of this rule, f32 58x2100 1.04x and bf16
+ * 16x298x84 broadcast along dimension 0 1.18x, so those keep the
+ * two-blocks rule; tensors that two blocks hold are not spread (H200:
+ * STRIDED tensors of 112-434 elements 5-19% slower in 32-thread blocks
+ * than in 256); bench/NOTES.md, session 27. spread_pct (an experiment's
+ * knob): the two-blocks rule at that share of the SMs (rounded up). */
 static unsigned spread_threads(size_t work, const infiniopCudaProps &p, unsigned tmax, unsigned spread_pct) {
-    unsigned t = tmax;
-    if (work <= 2 * (size_t)tmax) return t;
-    const size_t one = spread_pct ? 0 : one_block_an_sm_threads(work, p.sm_count, tmax);
-    if (one) return (unsigned)one;
-    const size_t target = spread_pct ? (size_t)p.sm_count * spread_pct / 100 : 2 * (size_t)p.sm_count;
-    while (t > 32 && div_up(work, t) < target) t /= 2;
-    return t;
+    const size_t sms = (size_t)p.sm_count;
+    if (work <= 2 * (size_t)tmax) return tmax;
+    return infiniop_cuda_spread_threads(work, sms, tmax, spread_pct ? div_up(sms * spread_pct, 100) : 0);
 }
 
 /* Vectors a thread and threads a block over nvec 16-byte accesses (VEC,
