@@ -212,6 +212,31 @@ static void named_cases(void) {
         CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.align == 16 &&
                   P.unaligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE,
               "kernel %d / %d", (int)P.aligned.kernel, (int)P.unaligned.kernel);
+        /* ... (16 K threads of 8 x 8 blocks, latency-bound: 128-thread blocks, 128 of them
+         * for 132 SMs; 8192 x 8192 keeps 256, 4 warps along p) */
+        const size_t shk[2] = {1000, 1000};
+        const ptrdiff_t osk[2] = {1000, 1}, isk[2] = {1, 1000};
+        P = plan(INFINI_DTYPE_BF16, 2, shk, osk, isk);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 128 &&
+                  P.aligned.tile_wp == 4 && P.aligned.grid[0] == 16 && P.aligned.grid[1] == 8,
+              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
+              P.aligned.grid[0], P.aligned.grid[1]);
+        const size_t sh8[2] = {8192, 8192};
+        const ptrdiff_t os8[2] = {8192, 1}, is8[2] = {1, 8192};
+        P = plan(INFINI_DTYPE_BF16, 2, sh8, os8, is8);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 256 &&
+                  P.aligned.tile_wp == 4 && P.aligned.grid[0] == 64 && P.aligned.grid[1] == 64,
+              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
+              P.aligned.grid[0], P.aligned.grid[1]);
+        /* ... f32 28 x 34660 (the input's unit stride along the 28): 2 warps along p (32 rows,
+         * not 4 of which 2 idle), 4 along q: 271 blocks of 256 */
+        const size_t sh9[2] = {28, 34660};
+        const ptrdiff_t os9[2] = {34660, 1}, is9[2] = {1, 28};
+        P = plan(INFINI_DTYPE_F32, 2, sh9, os9, is9);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 256 &&
+                  P.aligned.tile_wp == 2 && P.aligned.grid[0] == 271 && P.aligned.grid[1] == 1,
+              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
+              P.aligned.grid[0], P.aligned.grid[1]);
         const size_t sh3[2] = {200, 700}; /* 22 x 7 32 x 32 tiles */
         const ptrdiff_t os3[2] = {700, 1}, is3[2] = {1, 200};
         P = plan(INFINI_DTYPE_BF16, 2, sh3, os3, is3);
@@ -364,13 +389,20 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
     }
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC: {
-        /* the grid covers both extents (32 x 64 tiles, 16 V square vector
-         * tiles; the grid of layouts below is 2-d with p = 0) */
-        CHECK(l.threads == 256, "%s: threads %u", what, l.threads);
+        /* the grid covers both extents (32 x 64 tiles; vector tiles of
+         * tile_wp x 4 V along p and the other warps x 8 V along q; the
+         * grid of layouts below is 2-d with p = 0) */
         const size_t q = sh[ndim - 1];
         const bool tile = l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
         if (tile) CHECK(l.items == 4 || l.items == 8, "%s: items %u", what, l.items);
-        const size_t ep = tile ? 32 : 16 * (16 / es), eq = tile ? 8 * (size_t)l.items : 16 * (16 / es);
+        if (tile)
+            CHECK(l.threads == 256, "%s: threads %u", what, l.threads);
+        else
+            CHECK((l.threads == 32 || l.threads == 64 || l.threads == 128 || l.threads == 256) &&
+                      (l.tile_wp == 1 || l.tile_wp == 2 || l.tile_wp == 4) && l.tile_wp <= l.threads / 32,
+                  "%s: threads %u warps along p %u", what, l.threads, l.tile_wp);
+        const size_t V = 16 / es, ep = tile ? 32 : l.tile_wp * 4 * V,
+                     eq = tile ? 8 * (size_t)l.items : (size_t)(l.threads / 32 / (tile ? 1 : l.tile_wp)) * 8 * V;
         CHECK((size_t)l.grid[0] * eq >= q && (size_t)(l.grid[0] - 1) * eq < q, "%s: grid.x %u for %zu", what,
               l.grid[0], q);
         CHECK((size_t)l.grid[1] * ep >= (ndim == 2 ? sh[0] : 1) && l.grid[2] >= 1, "%s: grid %u,%u", what,

@@ -28,6 +28,9 @@
  *                                      small VEC and GATHER, small ROWS):
  *                                      blocks shrunk until the grid has P%
  *                                      of the SM count (10..800)
+ *   INFINIOP_CUDA_UNARY_TV=fixed       TRANSPOSE_VEC's block as before
+ *                                      session 28: 256 threads, 4 warps
+ *                                      along p, whatever the shape
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,4 +58,6 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (rs && !strcmp(rs, "1")) knobs->rows_single = 1;
     const char *sp = getenv("INFINIOP_CUDA_UNARY_SPREAD");
     if (sp && atoi(sp) >= 10 && atoi(sp) <= 800) knobs->spread_pct = (unsigned)atoi(sp);
+    const char *tv = getenv("INFINIOP_CUDA_UNARY_TV");
+    if (tv && !strcmp(tv, "fixed")) knobs->tv_fixed = 1;
 }

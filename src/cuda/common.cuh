@@ -447,10 +447,10 @@ struct InfiniopCudaDeviceGuard {
 };
 
 /* Threads a block for a latency-bound launch (cuda/plan_rows.cu's warp
- * form, ops/unary/cuda.cu's elementwise kernels) of `work` threads, at
- * most tmax (a power of two) a block: the smallest block, a warp at the
- * least, whose grid still gives every multiprocessor one block at the
- * most; where even tmax needs more blocks than multiprocessors, blocks
+ * form, ops/unary/cuda.cu's elementwise kernels) whose grid is blocks(t)
+ * blocks of t threads, at most tmax (a power of two) a block: the
+ * smallest block, a warp at the least, whose grid still gives every
+ * multiprocessor one block at the most; where even tmax needs more blocks than multiprocessors, blocks
  * halved while the grid has under two a multiprocessor (`target`, when not
  * 0: under `target` blocks, an experiment's knob). A block's dispatch and
  * first round trip are a fixed cost, so a second block on a
@@ -459,17 +459,22 @@ struct InfiniopCudaDeviceGuard {
  * there smaller blocks balance the work better. Measurements:
  * docs/PERFORMANCE.md ("Elementwise plan", rules 1 and 2; "Row operators:
  * which kernel"). */
-static inline unsigned infiniop_cuda_spread_threads(size_t work, size_t sms, unsigned tmax, size_t target) {
+template <typename Blocks>
+static inline unsigned infiniop_cuda_spread_block(unsigned tmax, size_t sms, size_t target, Blocks blocks) {
     unsigned t = tmax;
     if (!target) {
         unsigned one = 0;
         for (unsigned u = tmax; u >= 32; u /= 2)
-            if ((work + u - 1) / u <= sms) one = u;
+            if (blocks(u) <= sms) one = u;
         if (one) return one;
         target = 2 * sms;
     }
-    while (t > 32 && (work + t - 1) / t < target) t /= 2;
+    while (t > 32 && blocks(t) < target) t /= 2;
     return t;
+}
+/* The same for `work` threads in one dimension: blocks(t) = work / t rounded up. */
+static inline unsigned infiniop_cuda_spread_threads(size_t work, size_t sms, unsigned tmax, size_t target) {
+    return infiniop_cuda_spread_block(tmax, sms, target, [work](unsigned t) { return (work + t - 1) / t; });
 }
 
 /* Whether the plans of this device launch with PDL (compute capability 9

@@ -185,7 +185,8 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
  *   TRANSPOSE_VEC  the output's last dimension has unit stride and the
  *              input's unit stride is on another dimension p (`tile_p`):
  *              each thread transposes a V x V block of 16-byte vectors in
- *              registers; needs both extents and the other strides to be
+ *              registers, a block's warps `tile_wp` along p and the rest
+ *              along q; needs both extents and the other strides to be
  *              multiples of V and 16-byte aligned pointers; fallback
  *              TRANSPOSE_TILE;
  *   TRANSPOSE_TILE the same layouts, any extents and alignment: 32 x 64
@@ -235,6 +236,7 @@ typedef struct {
     bool pair;         /* ROWS: two rows a step, both rows' loads in flight together (no input row repeats) */
     bool idx64;        /* STRIDED: 64-bit element indices (more than 2^31 elements) */
     bool once;         /* VEC: evict-first cache hints (tensors too large to stay in L2) */
+    unsigned tile_wp;  /* TRANSPOSE_VEC: warps of a block along p (1, 2 or 4; the rest along q) */
 } infiniopCudaEltLaunch;
 
 /* The plan: `aligned` runs when both pointers are aligned to `align`
@@ -269,6 +271,7 @@ typedef struct {
     unsigned rows_single; /* ROWS, large tensors: 1 one row a step (no pairs; the former rule) */
     unsigned spread_pct;  /* latency-bound launches: blocks spread to, in percent of the SMs; 0 the
                              planner's rule */
+    unsigned tv_fixed;    /* TRANSPOSE_VEC: 1 the tile before session 28 (256 threads, 4 warps along p) */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

@@ -352,11 +352,14 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
          * take STRIDED or the tiles by the planner's rule): 12 x 12 tiles of 16-byte vectors (TRANSPOSE_VEC
          * edge 16 V) with special values, the same one element off
          * alignment (its fallback), and odd extents (TRANSPOSE_TILE:
-         * 25 x 23 partial tiles of 32 x 32) */
+         * 25 x 23 partial tiles of 32 x 32); then p extents of 2 V and
+         * 6 V (TRANSPOSE_VEC with 1 and 2 warps along p; 640 K elements,
+         * partial tiles along q) */
         {
-            const size_t edge = 16 * (16 / tl_dtype_size(dt));
-            const size_t shp[3][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1}};
-            for (int k = 0; k < 3; k++) {
+            const size_t V = 16 / tl_dtype_size(dt), edge = 16 * V;
+            const size_t shp[5][2] = {{12 * edge, 12 * edge}, {12 * edge, 12 * edge}, {12 * 64 + 1, 11 * 64 + 1},
+                                      {2 * V, 320000 / V}, {6 * V, (640000 / (6 * V) / V + 1) * V}};
+            for (int k = 0; k < 5; k++) {
                 memset(&c, 0, sizeof c);
                 c.dt = dt; c.lo = -120; c.hi = 120; c.special = k != 1;
                 c.ondim = c.indim = 2;

@@ -587,22 +587,25 @@ __global__ void __launch_bounds__(256, TILE_BLOCKS_PER_SM(sizeof(typename T::S))
  * block is transposed in registers, where the results are packed into the
  * output vectors anyway. A warp's lanes are 4 along p and 8 along q, so each
  * of its loads covers 8 input lines x 64 bytes and each store 4 output
- * lines x 128 bytes: whole 32-byte sectors on both sides. A block (8 warps,
- * 4 along p, 2 along q) covers TV x TV elements, 256 bytes of each line on
- * both sides. (The 64 x 64 float tile in shared memory that this replaces
- * was bound by its scalar shared-memory traffic: bench/NOTES.md.) */
-#define TV_EDGE(V) (16 * (V))
+ * lines x 128 bytes: whole 32-byte sectors on both sides. A block's warps
+ * are 2^wp_lg along p (1, 2 or 4: the plan's tile_wp) and the rest along
+ * q: a tile of (2^wp_lg x 4 V) x (warps / 2^wp_lg x 8 V) elements (8 warps,
+ * 4 along p: 16 V x 16 V, 256 bytes of each line on both sides). (The
+ * 64 x 64 float tile in shared memory that this replaces was bound by its
+ * scalar shared-memory traffic: bench/NOTES.md.) */
 template <typename T, int KIND>
 __global__ void __launch_bounds__(256) unary_tile_vec_kernel(const __grid_constant__ infiniopEltLayout L, int p,
-                                                             size_t nb, typename T::S *out, const typename T::S *in) {
+                                                             size_t nb, unsigned wp_lg, typename T::S *out,
+                                                             const typename T::S *in) {
     grid_dependency();
     typedef typename T::S S;
     typedef Vec<S, VecWidth<T>::value> VT;
-    constexpr int V = VecWidth<T>::value, TV = TV_EDGE(V);
+    constexpr int V = VecWidth<T>::value;
     const int q = L.ndim - 1;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const size_t pp = (size_t)blockIdx.y * TV + ((warp & 3u) * 4u + (lane & 3u)) * V;
-    const size_t qq = (size_t)blockIdx.x * TV + ((warp >> 2) * 8u + (lane >> 2)) * V;
+    const unsigned ep = (4u * V) << wp_lg, eq = ((blockDim.x >> 5) >> wp_lg) * 8u * V; /* the tile */
+    const size_t pp = (size_t)blockIdx.y * ep + ((warp & ((1u << wp_lg) - 1u)) * 4u + (lane & 3u)) * V;
+    const size_t qq = (size_t)blockIdx.x * eq + ((warp >> wp_lg) * 8u + (lane >> 2)) * V;
     if (pp >= L.shape[p] || qq >= L.shape[q]) return; /* (no barriers: nothing waits for this thread) */
     const ptrdiff_t isq = L.in_stride[q], osp = L.out_stride[p];
     for (size_t bi = blockIdx.z; bi < nb; bi += gridDim.z) {
@@ -683,8 +686,8 @@ static cudaError_t launch(const infiniopUnaryInfo *info, void *out, const void *
         }
         return cudaErrorInvalidConfiguration;
     case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
-        return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes, o,
-                                    x);
+        return infiniop_cuda_launch(unary_tile_vec_kernel<T, KIND>, grid, block, 0, stream, 1u, pdl, L, P.tile_p, P.planes,
+                                    l.tile_wp == 4 ? 2u : l.tile_wp == 2 ? 1u : 0u, o, x);
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE:
         return infiniop_cuda_launch(l.items == TILE_Q_SMALL / 8 ? unary_tile_kernel<T, KIND, TILE_Q_SMALL>
                                                                : unary_tile_kernel<T, KIND, TILE_Q>,
@@ -957,18 +960,66 @@ static unsigned rows_width(const infiniopEltLayout &L, const ptrdiff_t *strides,
 }
 /* Planes of the transposing kernels: the extents other than p and q. */
 static size_t nb_planes(const infiniopEltLayout &L, int tp) { return L.n / (L.shape[tp] * L.shape[L.ndim - 1]); }
-static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, bool vec, size_t es, size_t tq) {
+static infiniopCudaEltLaunch plan_transpose(const infiniopEltLayout &L, int tp, size_t tq) {
     infiniopCudaEltLaunch l = {};
     const int q = L.ndim - 1;
     const size_t nb = nb_planes(L, tp);
-    const size_t ep = vec ? 16 * (16 / es) : TILE_P, eq = vec ? 16 * (16 / es) : tq; /* TV_EDGE(V) */
-    l.kernel = vec ? INFINIOP_CUDA_ELT_TRANSPOSE_VEC : INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
+    l.kernel = INFINIOP_CUDA_ELT_TRANSPOSE_TILE;
     l.threads = 256;
-    l.vec = vec ? (unsigned)(16 / es) : 1;
-    l.items = vec ? 1 : (unsigned)(tq / 8); /* TRANSPOSE_TILE: elements a thread, 8 (64 along q) or 4 (32) */
-    l.grid[0] = (unsigned)div_up(L.shape[q], eq);
-    l.grid[1] = (unsigned)div_up(L.shape[tp], ep);
+    l.vec = 1;
+    l.items = (unsigned)(tq / 8); /* elements a thread, 8 (64 along q) or 4 (32) */
+    l.grid[0] = (unsigned)div_up(L.shape[q], tq);
+    l.grid[1] = (unsigned)div_up(L.shape[tp], TILE_P);
     l.grid[2] = (unsigned)(nb < 65535 ? nb : 65535);
+    return l;
+}
+
+/* TRANSPOSE_VEC's block (the kernel's comment): a thread a V x V block;
+ * tile_wp, the warps along p, the fewest (a power of two, at most 4 and
+ * at most the block's warps) whose 4 V-row strips cover the p extent, so
+ * that a narrow one leaves no warps idle (f32 28 x 34660 permuted: 4 warps
+ * along p covered 64 rows, 28 of them used; 2 cover 32); threads: 256, or
+ * where the tensor's V x V blocks, one a thread, are under two waves of
+ * the GPU's resident threads (latency-bound: every round trip in flight
+ * at once), infiniop_cuda_spread_block's rule over the tile count (one
+ * block an SM at the most where a block size gives it: bf16 1000 x 1000
+ * took 64 blocks of 256 threads, on 64 SMs; 128 blocks of 128 use 128).
+ * fixed (an experiment's knob): 256 threads, 4 warps along p, as before
+ * session 28. */
+static infiniopCudaEltLaunch plan_transpose_vec(const infiniopEltLayout &L, int tp, size_t es,
+                                                const infiniopCudaProps &p, bool fixed) {
+    infiniopCudaEltLaunch l = {};
+    const int q = L.ndim - 1;
+    const size_t nb = nb_planes(L, tp), V = 16 / es, gz = nb < 65535 ? nb : 65535;
+    auto wp_of = [&](unsigned t) {
+        unsigned wp = 1;
+        while (!fixed && wp < 4 && wp < t / 32 && wp * 4 * V < L.shape[tp]) wp *= 2;
+        return fixed ? 4u : wp;
+    };
+    auto grid_of = [&](unsigned t, size_t *gx, size_t *gy) {
+        const unsigned wp = wp_of(t);
+        *gx = div_up(L.shape[q], (size_t)(t / 32 / wp) * 8 * V);
+        *gy = div_up(L.shape[tp], (size_t)wp * 4 * V);
+    };
+    const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
+    unsigned t = 256;
+    if (!fixed && L.n / (V * V) < 2 * resident)
+        t = infiniop_cuda_spread_block(256, (size_t)p.sm_count, 0, [&](unsigned u) {
+            size_t gx, gy;
+            grid_of(u, &gx, &gy);
+            return gx * gy * gz;
+        });
+    size_t gx, gy;
+    grid_of(t, &gx, &gy);
+    if (gy > 65535) t = 256, grid_of(t, &gx, &gy); /* (4 warps along p: the p tiles of TILE_P or more rows) */
+    l.kernel = INFINIOP_CUDA_ELT_TRANSPOSE_VEC;
+    l.threads = t;
+    l.vec = (unsigned)V;
+    l.items = 1;
+    l.tile_wp = wp_of(t);
+    l.grid[0] = (unsigned)gx;
+    l.grid[1] = (unsigned)gy;
+    l.grid[2] = (unsigned)gz;
     return l;
 }
 
@@ -1063,13 +1114,14 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
             const size_t resident = (size_t)p.sm_count * (size_t)p.max_threads_per_sm;
             const size_t per_sm = TILE_BLOCKS_PER_SM(es);
             const size_t nb = nb_planes(L, tp), Q = L.shape[q];
-            const infiniopCudaEltLaunch t64 = plan_transpose(L, tp, false, es, TILE_Q);
+            const infiniopCudaEltLaunch t64 = plan_transpose(L, tp, TILE_Q);
             size_t tq = TILE_Q;
             if ((size_t)t64.grid[0] * t64.grid[1] * nb < 2 * per_sm * (size_t)p.sm_count &&
                 4 * Q >= 3 * div_up(Q, TILE_Q_SMALL) * TILE_Q_SMALL)
                 tq = TILE_Q_SMALL;
             if (kn.tile_q) tq = kn.tile_q;
-            infiniopCudaEltLaunch tv = plan_transpose(L, tp, true, es, TILE_Q), tt = plan_transpose(L, tp, false, es, tq);
+            infiniopCudaEltLaunch tv = plan_transpose_vec(L, tp, es, p, kn.tv_fixed),
+                                  tt = plan_transpose(L, tp, tq);
             infiniopCudaEltLaunch st = plan_scalar(INFINIOP_CUDA_ELT_STRIDED, n, p, 256, kn.spread_pct);
             const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb;
             const bool small_tiles = 2 * n >= tiles * (size_t)TILE_P * tq &&
@@ -1140,7 +1192,7 @@ static int describe_launch(const infiniopCudaEltLaunch &l, int tile_p, char *b, 
         m = snprintf(b + k, n - k, " block=%ux%u vec=%u items=%u rows=%u%s%s", l.lanes, l.threads / l.lanes, l.vec,
                      l.items, l.rows, l.pair ? " pair" : "", l.in1 ? " input=elem" : "");
         break;
-    case INFINIOP_CUDA_ELT_TRANSPOSE_VEC:
+    case INFINIOP_CUDA_ELT_TRANSPOSE_VEC: m = snprintf(b + k, n - k, " p=%d warps-p=%u", tile_p, l.tile_wp); break;
     case INFINIOP_CUDA_ELT_TRANSPOSE_TILE: m = snprintf(b + k, n - k, " p=%d", tile_p); break;
     case INFINIOP_CUDA_ELT_STRIDED: m = snprintf(b + k, n - k, "%s", l.idx64 ? " idx64" : ""); break;
     default: break;
