@@ -50,6 +50,19 @@ static infiniopCudaEltPlan plan(infiniDtype_t dt, int ndim, const size_t *shape,
     return info.cuda;
 }
 
+/* A P x Q output from the transposed input (unit stride along the P): TRANSPOSE_VEC with
+ * `threads` threads, `wp` warps along p and a grid of gx x gy blocks. */
+static void check_tv(infiniDtype_t dt, size_t P, size_t Q, unsigned threads, unsigned wp, unsigned gx, unsigned gy) {
+    const size_t sh[2] = {P, Q};
+    const ptrdiff_t os[2] = {(ptrdiff_t)Q, 1}, is[2] = {1, (ptrdiff_t)P};
+    const infiniopCudaEltPlan p = plan(dt, 2, sh, os, is);
+    const infiniopCudaEltLaunch &l = p.aligned;
+    CHECK(l.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && l.threads == threads && l.tile_wp == wp &&
+              l.grid[0] == gx && l.grid[1] == gy,
+          "%zux%zu: kernel %d threads %u wp %u grid %u,%u", P, Q, (int)l.kernel, l.threads, l.tile_wp, l.grid[0],
+          l.grid[1]);
+}
+
 /* A ROWS launch shape, field by field. */
 typedef struct {
     unsigned vec, items, lanes, threads, rows, gx, gy;
@@ -214,29 +227,11 @@ static void named_cases(void) {
               "kernel %d / %d", (int)P.aligned.kernel, (int)P.unaligned.kernel);
         /* ... (16 K threads of 8 x 8 blocks, latency-bound: 128-thread blocks, 128 of them
          * for 132 SMs; 8192 x 8192 keeps 256, 4 warps along p) */
-        const size_t shk[2] = {1000, 1000};
-        const ptrdiff_t osk[2] = {1000, 1}, isk[2] = {1, 1000};
-        P = plan(INFINI_DTYPE_BF16, 2, shk, osk, isk);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 128 &&
-                  P.aligned.tile_wp == 4 && P.aligned.grid[0] == 16 && P.aligned.grid[1] == 8,
-              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
-              P.aligned.grid[0], P.aligned.grid[1]);
-        const size_t sh8[2] = {8192, 8192};
-        const ptrdiff_t os8[2] = {8192, 1}, is8[2] = {1, 8192};
-        P = plan(INFINI_DTYPE_BF16, 2, sh8, os8, is8);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 256 &&
-                  P.aligned.tile_wp == 4 && P.aligned.grid[0] == 64 && P.aligned.grid[1] == 64,
-              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
-              P.aligned.grid[0], P.aligned.grid[1]);
+        check_tv(INFINI_DTYPE_BF16, 1000, 1000, 128, 4, 16, 8);
+        check_tv(INFINI_DTYPE_BF16, 8192, 8192, 256, 4, 64, 64);
         /* ... f32 28 x 34660 (the input's unit stride along the 28): 2 warps along p (32 rows,
          * not 4 of which 2 idle), 4 along q: 271 blocks of 256 */
-        const size_t sh9[2] = {28, 34660};
-        const ptrdiff_t os9[2] = {34660, 1}, is9[2] = {1, 28};
-        P = plan(INFINI_DTYPE_F32, 2, sh9, os9, is9);
-        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.aligned.threads == 256 &&
-                  P.aligned.tile_wp == 2 && P.aligned.grid[0] == 271 && P.aligned.grid[1] == 1,
-              "kernel %d threads %u wp %u grid %u,%u", (int)P.aligned.kernel, P.aligned.threads, P.aligned.tile_wp,
-              P.aligned.grid[0], P.aligned.grid[1]);
+        check_tv(INFINI_DTYPE_F32, 28, 34660, 256, 2, 271, 1);
         const size_t sh3[2] = {200, 700}; /* 22 x 7 32 x 32 tiles */
         const ptrdiff_t os3[2] = {700, 1}, is3[2] = {1, 200};
         P = plan(INFINI_DTYPE_BF16, 2, sh3, os3, is3);

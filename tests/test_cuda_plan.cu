@@ -136,24 +136,18 @@ static void named_cases(void) {
           p.aligned.threads);
     /* latency-bound warp rows (infiniop_cuda_spread_threads): the smallest block that gives
      * every SM one block at the most; layer_norm bf16 8x40x128, 320 rows of 16 lanes: 80
-     * blocks of 64 (not 160 of 32) */
-    p = plan(320, 128, 8, LAYER_NORM, true, true, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 16 && p.aligned.threads == 64 &&
-              p.aligned.grid == 80,
-          "kernel %d lanes %u threads %u grid %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.threads,
-          p.aligned.grid);
-    /* ... add_rms_norm f32 139x128, 139 rows of 32 lanes: 70 blocks of 64 */
-    p = plan(139, 128, 4, ADD_RMS_NORM, true, true, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.threads == 64 &&
-              p.aligned.grid == 70,
-          "kernel %d lanes %u threads %u grid %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.threads,
-          p.aligned.grid);
-    /* ... and a call of 112 threads (7x128 bf16) a warp a block: 4 blocks */
-    p = plan(7, 128, 8, ADD_RMS_NORM, true, true, false, true);
-    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 16 && p.aligned.threads == 32 &&
-              p.aligned.grid == 4,
-          "kernel %d lanes %u threads %u grid %u", (int)p.aligned.kernel, p.aligned.lanes, p.aligned.threads,
-          p.aligned.grid);
+     * blocks of 64 (not 160 of 32); add_rms_norm f32 139x128, 139 rows of 32 lanes: 70 blocks
+     * of 64; a call of 112 threads (7x128 bf16) a warp a block: 4 blocks */
+    const size_t sub[3][7] = {{320, 128, 8, LAYER_NORM, 16, 64, 80},
+                              {139, 128, 4, ADD_RMS_NORM, 32, 64, 70},
+                              {7, 128, 8, ADD_RMS_NORM, 16, 32, 4}};
+    for (const size_t *k : sub) {
+        p = plan(k[0], k[1], (int)k[2], (unsigned)k[3], true, true, false, true);
+        CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == k[4] && p.aligned.threads == k[5] &&
+                  p.aligned.grid == k[6],
+              "%zux%zu: kernel %d lanes %u threads %u grid %u", k[0], k[1], (int)p.aligned.kernel, p.aligned.lanes,
+              p.aligned.threads, p.aligned.grid);
+    }
     /* ... 97 vectors: 4 a lane */
     p = plan(4096, 776, 8, LAYER_NORM, true, true, false, true);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_SUB && p.aligned.lanes == 32 && p.aligned.items == 4,
