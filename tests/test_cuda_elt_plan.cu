@@ -397,7 +397,7 @@ static void check_launch(const infiniopCudaEltLaunch &l, const size_t *sh, int n
                       (l.tile_wp == 1 || l.tile_wp == 2 || l.tile_wp == 4) && l.tile_wp <= l.threads / 32,
                   "%s: threads %u warps along p %u", what, l.threads, l.tile_wp);
         const size_t V = 16 / es, ep = tile ? 32 : l.tile_wp * 4 * V,
-                     eq = tile ? 8 * (size_t)l.items : (size_t)(l.threads / 32 / (tile ? 1 : l.tile_wp)) * 8 * V;
+                     eq = tile ? 8 * (size_t)l.items : (size_t)(l.threads / 32 / l.tile_wp) * 8 * V;
         CHECK((size_t)l.grid[0] * eq >= q && (size_t)(l.grid[0] - 1) * eq < q, "%s: grid.x %u for %zu", what,
               l.grid[0], q);
         CHECK((size_t)l.grid[1] * ep >= (ndim == 2 ? sh[0] : 1) && l.grid[2] >= 1, "%s: grid %u,%u", what,

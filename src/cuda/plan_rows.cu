@@ -64,7 +64,7 @@
 /* The planner's free parameters (plan.h). A release build uses these
  * defaults; a build with -DINFINIOP_CUDA_EXPERIMENTS=ON lets
  * bench/experiments/ override them through
- * infiniop_cuda_experiment_row_knobs, called once, to benchmark other
+ * infiniop_cuda_experiment_row_knobs, called at every plan, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
 static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0, 0, 0};
 
