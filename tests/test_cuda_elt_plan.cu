@@ -107,6 +107,26 @@ static void named_cases(void) {
                   l.grid[1] == 73,
               "kernel %d lanes %u threads %u rows %u grid.y %u", (int)l.kernel, l.lanes, l.threads, l.rows, l.grid[1]);
     }
+    {   /* broadcast inputs under ROWS narrower than a vector: GATHER where a warp access's
+         * row segment (lanes x width) is under a 32-byte sector (bf16 317x7x113x27 with the last
+         * dimension broadcast: 2 lanes of 16 elements a row, 4 bytes; bf16 54679x115 broadcast
+         * along the rows: 8 lanes, 16 bytes), ROWS where it is not (f32 330x28207 with the last
+         * dimension broadcast: 252 lanes) */
+        const size_t sh[4] = {317, 7, 113, 27};
+        const ptrdiff_t os[4] = {7 * 113 * 27, 113 * 27, 27, 1}, is[4] = {7 * 113, 113, 1, 0};
+        infiniopCudaEltPlan P = plan(INFINI_DTYPE_BF16, 4, sh, os, is);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_GATHER && P.unaligned.kernel == INFINIOP_CUDA_ELT_ROWS &&
+                  P.unaligned.lanes == 2 && P.align_out,
+              "kernel %d / %d lanes %u", (int)P.aligned.kernel, (int)P.unaligned.kernel, P.unaligned.lanes);
+        const size_t sh2[2] = {54679, 115}, sh3[2] = {330, 28207};
+        const ptrdiff_t os2[2] = {115, 1}, is2[2] = {0, 1}, os3[2] = {28207, 1}, is3[2] = {1, 0};
+        P = plan(INFINI_DTYPE_BF16, 2, sh2, os2, is2);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_GATHER && P.unaligned.lanes == 8, "kernel %d lanes %u",
+              (int)P.aligned.kernel, P.unaligned.lanes);
+        P = plan(INFINI_DTYPE_F32, 2, sh3, os3, is3);
+        CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_ROWS && P.aligned.in1 && P.aligned.lanes > 8,
+              "kernel %d lanes %u", (int)P.aligned.kernel, P.aligned.lanes);
+    }
     {   /* f64 2x11299 permuted (1, 0): rows of 11,299 elements at stride 2,
          * a row over 45 blocks of 256 (90 in all: 178 of 128 would give
          * some SMs two), not 177 of 64 */
@@ -229,9 +249,41 @@ static void named_cases(void) {
          * for 132 SMs; 8192 x 8192 keeps 256, 4 warps along p) */
         check_tv(INFINI_DTYPE_BF16, 1000, 1000, 128, 4, 16, 8);
         check_tv(INFINI_DTYPE_BF16, 8192, 8192, 256, 4, 64, 64);
-        /* ... f32 28 x 34660 (the input's unit stride along the 28): 2 warps along p (32 rows,
+        /* ... f32 20 x 34660 (the input's unit stride along the 20): 2 warps along p (32 rows,
          * not 4 of which 2 idle), 4 along q: 271 blocks of 256 */
-        check_tv(INFINI_DTYPE_F32, 28, 34660, 256, 2, 271, 1);
+        check_tv(INFINI_DTYPE_F32, 20, 34660, 256, 2, 271, 1);
+        /* 4-byte elements in one plane, the vector kernel's 4 x 4 blocks under half the
+         * resident threads, p tiles at least 3/4 full: the scalar tiles (f32 28 x 34660:
+         * 61 K blocks; 1000 x 1000); not at 2 bytes, nor with p tiles half empty (16 x
+         * 60000), nor at 2.8 M elements (175 K blocks, over half of 270 K) */
+        {
+            const size_t shp[2] = {28, 34660}, shq[2] = {1000, 1000};
+            const ptrdiff_t osp[2] = {34660, 1}, isp[2] = {1, 28}, osq[2] = {1000, 1}, isq[2] = {1, 1000};
+            P = plan(INFINI_DTYPE_F32, 2, shp, osp, isp);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE && P.align == 0 &&
+                      P.unaligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE,
+                  "kernel %d / %d", (int)P.aligned.kernel, (int)P.unaligned.kernel);
+            P = plan(INFINI_DTYPE_F32, 2, shq, osq, isq);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE, "kernel %d", (int)P.aligned.kernel);
+            const size_t shb[2] = {24, 34664}; /* (bf16: extents of whole 8-element vectors) */
+            const ptrdiff_t osb[2] = {34664, 1}, isb[2] = {1, 24};
+            P = plan(INFINI_DTYPE_BF16, 2, shb, osb, isb);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC, "kernel %d", (int)P.aligned.kernel);
+            P = plan(INFINI_DTYPE_F32, 2, shb, osb, isb); /* (f32 of the same extents: tiles) */
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_TILE, "kernel %d", (int)P.aligned.kernel);
+            const size_t shr[2] = {16, 60000}, shs[2] = {28, 100000};
+            const ptrdiff_t osr[2] = {60000, 1}, isr[2] = {1, 16}, oss[2] = {100000, 1}, iss[2] = {1, 28};
+            P = plan(INFINI_DTYPE_F32, 2, shr, osr, isr);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC, "kernel %d", (int)P.aligned.kernel);
+            P = plan(INFINI_DTYPE_F32, 2, shs, oss, iss);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC, "kernel %d", (int)P.aligned.kernel);
+            /* (two planes: 2 x 28 x 17332 permuted to 2 x 28 x 17332 with the 28 of unit stride) */
+            const size_t sht[3] = {2, 28, 17332};
+            const ptrdiff_t ost[3] = {28 * 17332, 17332, 1}, ist[3] = {28 * 17332, 1, 28};
+            P = plan(INFINI_DTYPE_F32, 3, sht, ost, ist);
+            CHECK(P.aligned.kernel == INFINIOP_CUDA_ELT_TRANSPOSE_VEC && P.planes == 2, "kernel %d planes %zu",
+                  (int)P.aligned.kernel, P.planes);
+        }
         const size_t sh3[2] = {200, 700}; /* 22 x 7 32 x 32 tiles */
         const ptrdiff_t os3[2] = {700, 1}, is3[2] = {1, 200};
         P = plan(INFINI_DTYPE_BF16, 2, sh3, os3, is3);

@@ -82,6 +82,25 @@ static void named_cases(void) {
               p.aligned.items == 2 && !p.same16,
           "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
           p.aligned.items);
+    /* latency-bound block-form rows with vector parameters, more rows than SMs: one vector a
+     * thread where the blocks all fit at once at 64 registers a thread (bf16 1000x896: 128 threads, 8 blocks an SM, 1056 >=
+     * 1000), else 2 (layer_norm f32 1132x768: 192 threads, 5 an SM, 660 < 1132; 96 at 2); fewer
+     * rows than SMs keep one (f32 100x768) */
+    p = plan(1132, 768, 4, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && p.aligned.threads == 96 &&
+              p.aligned.early,
+          "kernel %d items %u threads %u early %d", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads,
+          (int)p.aligned.early);
+    /* (a strided or broadcast weight, element by element: one vector a thread, its weight early) */
+    p = plan(1132, 768, 4, LAYER_NORM, true, false, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 1, "kernel %d items %u",
+          (int)p.aligned.kernel, p.aligned.items);
+    p = plan(1000, 896, 8, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 1 && p.aligned.threads == 128,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
+    p = plan(100, 768, 4, LAYER_NORM, true, true, false);
+    CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 1 && p.aligned.threads == 192,
+          "kernel %d items %u threads %u", (int)p.aligned.kernel, p.aligned.items, p.aligned.threads);
     /* rows longer than a block holds: the peeled streaming kernel (the peeled register path has
      * no cluster form) */
     p = plan(4 * 20001, 20001, 8, SOFTMAX, false, true, true, true);

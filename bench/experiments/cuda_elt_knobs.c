@@ -31,6 +31,10 @@
  *   INFINIOP_CUDA_UNARY_TV=fixed       TRANSPOSE_VEC's block as before
  *                                      session 28: 256 threads, 4 warps
  *                                      along p, whatever the shape
+ *   INFINIOP_CUDA_UNARY_GATHER=bcast|rows  over a broadcast input, GATHER in
+ *                                      place of every ROWS narrower than a
+ *                                      vector (bcast), or of none (rows: the
+ *                                      rule before session 29)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,4 +64,6 @@ void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs) {
     if (sp && atoi(sp) >= 10 && atoi(sp) <= 800) knobs->spread_pct = (unsigned)atoi(sp);
     const char *tv = getenv("INFINIOP_CUDA_UNARY_TV");
     if (tv && !strcmp(tv, "fixed")) knobs->tv_fixed = 1;
+    const char *gb = getenv("INFINIOP_CUDA_UNARY_GATHER");
+    if (gb) knobs->gather_bcast = !strcmp(gb, "bcast") ? 1u : !strcmp(gb, "rows") ? 2u : 0u;
 }

@@ -33,6 +33,12 @@
  *                                  two an SM
  *   INFINIOP_CUDA_STREAM_BLOCKS=N  the streaming kernels' grid at most N
  *                                  blocks (they loop over further rows)
+ *   INFINIOP_CUDA_REG_SUB_BLOCKS=N  the warp form's grid at most N blocks an
+ *                                  SM (its groups loop over further rows)
+ *   INFINIOP_CUDA_REG_RESIDENT=off  latency-bound block-form rows keep one
+ *                                  vector a thread even where their blocks do
+ *                                  not all fit at once (the rule before
+ *                                  session 29)
  *   INFINIOP_CUDA_REG_CAP=off|72|64  capped block instances never, or only
  *                                  the 72- or the 64-register one (where
  *                                  rg_plan_cap's rule takes a cap)
@@ -79,6 +85,8 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
         k->cap = !strcmp(e, "off") ? 1 : !strcmp(e, "72") ? 2 : !strcmp(e, "64") ? 3 : 0;
     if ((e = getenv("INFINIOP_CUDA_REG_SUB_SPREAD"))) k->sub_spread = !strcmp(e, "two") ? 1 : 0;
     if ((e = getenv("INFINIOP_CUDA_STREAM_BLOCKS"))) k->stream_blocks = (unsigned)atoi(e);
+    if ((e = getenv("INFINIOP_CUDA_REG_SUB_BLOCKS"))) k->sub_blocks = (unsigned)atoi(e);
+    if ((e = getenv("INFINIOP_CUDA_REG_RESIDENT"))) k->resident_off = !strcmp(e, "off");
     if ((e = getenv("INFINIOP_CUDA_REG_SCALAR")))
         k->scalar = !strcmp(e, "off") ? 1 : !strcmp(e, "decode") ? 2 : !strcmp(e, "all") ? 3 : 0;
 }

@@ -149,6 +149,9 @@ typedef struct {
     unsigned sub_spread;   /* REG_SUB's grid: 0 by the rule (infiniop_cuda_spread_threads), 1 blocks halved
                               until two an SM (before session 28) */
     unsigned stream_blocks; /* STREAM_*: blocks at most (kernels loop over further rows); 0: the rule */
+    unsigned sub_blocks;    /* REG_SUB: blocks an SM at most (groups loop over further rows); 0: the rule */
+    bool resident_off;      /* latency-bound block-form rows: 1 vector a thread whether or not the blocks all
+                               fit at once (before session 29) */
 } infiniopCudaRowKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *knobs);
@@ -272,6 +275,8 @@ typedef struct {
     unsigned spread_pct;  /* latency-bound launches: blocks spread to, in percent of the SMs; 0 the
                              planner's rule */
     unsigned tv_fixed;    /* TRANSPOSE_VEC: 1 the tile before session 28 (256 threads, 4 warps along p) */
+    unsigned gather_bcast; /* GATHER in place of ROWS narrower than a vector over a broadcast input: 0 by the
+                              rule, 1 always, 2 never (before session 29) */
 } infiniopCudaEltKnobs;
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 void infiniop_cuda_experiment_elt_knobs(infiniopCudaEltKnobs *knobs);

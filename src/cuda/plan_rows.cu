@@ -66,7 +66,7 @@
  * bench/experiments/ override them through
  * infiniop_cuda_experiment_row_knobs, called at every plan, to benchmark other
  * variants without recompiling (scripts/gpu-variants.sh). */
-static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0, 0, 0};
+static const infiniopCudaRowKnobs default_knobs = {1, 0, 0, true, true, false, -1, 0, 0, 0, false, 0, 0, 0, 0, 0, 0, false};
 
 #ifdef INFINIOP_CUDA_EXPERIMENTS
 /* read at every plan (this thread's copy), so that one process can time
@@ -112,6 +112,16 @@ static size_t row_in_bytes(const InfiniopRowShape &s) {
 static bool latency_bound(const RowCtx &c, size_t acc) {
     const size_t sms = (size_t)c.p.sm_count, threads = sms * (size_t)c.p.max_threads_per_sm;
     return c.s.nrows < sms || (c.s.nrows * acc <= threads && c.s.nrows * row_in_bytes(c.s) <= threads * 16);
+}
+
+/* Blocks of t threads an SM holds at once when each thread takes regs
+ * registers: by threads and by the register file (65536 32-bit registers
+ * an SM on every architecture of compute capability 8.0 and later,
+ * allocated to a warp in units of 256). */
+static size_t rg_resident_blocks(const infiniopCudaProps &p, size_t t, size_t regs) {
+    const size_t warp_regs = (32 * regs + 255) / 256 * 256, warps = (t + 31) / 32;
+    const size_t by_threads = (size_t)p.max_threads_per_sm / t, by_regs = 65536 / (warp_regs * warps);
+    return by_threads < by_regs ? by_threads : by_regs;
 }
 
 /* The register path's rule (the comment above RG_ROWS_CAP): true, and *q
@@ -211,16 +221,14 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
          * 32): one 128-thread block for all the rows of calls under 257
          * threads measured level (17 cases, geomean 1.000, bf16/f32 7x128
          * w:strided 1.18 -> 1.26 us). */
-        if (kn.sub_spread == 1)
-            while (threads > 32 && (nrows * lanes + threads - 1) / threads < 2 * sms) threads /= 2;
-        else
-            threads = infiniop_cuda_spread_threads(nrows * lanes, sms, threads, 0);
+        threads = infiniop_cuda_spread_threads(nrows * lanes, sms, threads, kn.sub_spread == 1 ? 2 * sms : 0);
         r.kernel = INFINIOP_CUDA_ROW_REG_SUB;
         r.items = (unsigned)items;
         r.lanes = lanes;
         r.cluster = 1;
         r.threads = threads;
         blocks = (nrows * lanes + threads - 1) / threads;
+        if (kn.sub_blocks && blocks > kn.sub_blocks * sms) blocks = kn.sub_blocks * sms;
     } else {
         const bool latency = lat || policy == 3 || policy == 4;
         size_t items = 0, threads = 0;
@@ -250,6 +258,29 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
              * slower at 62% (softmax bf16 6x637x637 sliced 8.78 -> 9.50;
              * H200, bench/NOTES.md, session 25). */
             if (!latency && t < 128 && it > 1 && (!scalar || acc * 4 < t * it * 3)) continue;
+            /* Latency-bound rows, more of them than SMs, in the vector
+             * form with vector parameters: one vector a thread only where
+             * every row's block is resident at once, counted with the
+             * registers its instances may take (64 a thread: the
+             * 1024-thread launch bound, RG_BOUNDS) out of an SM's 65536
+             * (compute capability 8.0 and later); else 2 a thread, half
+             * the threads. layer_norm f32 1132x768: 192 threads of up to
+             * 64 registers, 5 blocks an SM, 1132 rows in 1.7 waves; at 2
+             * a thread, one wave. H200, the 39 row cases of the sweep's
+             * seeds 0-40 and unnamed shapes that this moves: geomean
+             * 0.865, 0.70-1.14 (causal_softmax f16 418x3393 5.14 -> 3.59
+             * us, layer_norm f32 1132x768 5.83 -> 4.74, add_rms_norm f16
+             * 272x3584 4.70 -> 3.95), while rows whose one-vector blocks
+             * fit (bf16 197x896, 1000x896) ran 1.04-1.12x slower at 2.
+             * Not with element-wise parameters (a strided or broadcast
+             * weight): at 2 a thread those load late, and the extra round
+             * trip cost more (add_rms_norm bf16 4x211x1280 w:bcast 1.14x,
+             * layer_norm f32 2129x256 w:bcast 1.09x; bench/NOTES.md,
+             * session 29). resident_off (an experiment's knob): one vector
+             * a thread regardless, as before. */
+            if (lat && !scalar && c.s.param_vec && !forced && kc == 1 && it == 1 && nrows > sms && !kn.resident_off &&
+                nrows > sms * rg_resident_blocks(p, t, 64))
+                continue;
             items = it, threads = t;
             break;
         }

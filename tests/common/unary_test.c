@@ -452,6 +452,14 @@ int unary_test_main(int argc, char **argv, const unary_op_t *op) {
                 {2, {100000, 3}, {3, 1}, {1, 100000}, 0, 0, 0},
                 {2, {1100, 4001}, {4001, 1}, {8004, 2}, 0, 0, 0},
                 {2, {1100, 4001}, {4001, 1}, {8004, 2}, 0, 1, 0},
+                /* broadcast inputs whose ROWS launch would cover under a
+                 * sector of a row per warp access (GATHER at some element
+                 * sizes): rows of 27 with the last dimension broadcast
+                 * (2.1 M elements), and with the output one element off
+                 * (the fallback); rows of 115 broadcast along the rows */
+                {3, {700, 113, 27}, {113 * 27, 27, 1}, {113, 1, 0}, 0, 0, 0},
+                {3, {700, 113, 27}, {113 * 27, 27, 1}, {113, 1, 0}, 0, 1, 0},
+                {2, {20000, 115}, {115, 1}, {0, 1}, 0, 0, 0},
             };
             for (size_t k = 0; k < sizeof rc / sizeof rc[0]; k++) {
                 if (tl_quick && rc[k].shape[0] * rc[k].shape[1] * (rc[k].nd == 3 ? rc[k].shape[2] : 1) > 2000000 &&

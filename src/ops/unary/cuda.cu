@@ -992,9 +992,10 @@ static infiniopCudaEltLaunch plan_transpose_vec(const infiniopEltLayout &L, int 
     const int q = L.ndim - 1;
     const size_t nb = nb_planes(L, tp), V = 16 / es, gz = nb < 65535 ? nb : 65535;
     auto wp_of = [&](unsigned t) {
+        if (fixed) return 4u;
         unsigned wp = 1;
-        while (!fixed && wp < 4 && wp < t / 32 && wp * 4 * V < L.shape[tp]) wp *= 2;
-        return fixed ? 4u : wp;
+        while (wp < 4 && wp < t / 32 && wp * 4 * V < L.shape[tp]) wp *= 2;
+        return wp;
     };
     auto grid_of = [&](unsigned t, size_t *gx, size_t *gy) {
         const unsigned wp = wp_of(t);
@@ -1126,7 +1127,27 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
             const size_t tiles = (size_t)tt.grid[0] * tt.grid[1] * nb;
             const bool small_tiles = 2 * n >= tiles * (size_t)TILE_P * tq &&
                                      (es <= 4 || (tq == TILE_Q_SMALL && 2 * tiles >= (size_t)p.sm_count));
-            int pick = n >= 2 * resident ? (ok ? 0 : 1) : small_tiles ? 1 : 2;
+            /* Where both kernels may run, the scalar tiles rather than the
+             * vector kernel for 4-byte elements in one plane whose V x V
+             * blocks (the vector kernel's threads) fill under half of the
+             * GPU's resident threads, with p tiles at least 3/4 full: the
+             * tiles' 4 or 8 elements a thread give such a tensor 4x the
+             * threads, each with a shorter chain. Not at 2 bytes (the
+             * scalar tiles then move 2 bytes an access and were level or
+             * slower everywhere), nor at 8 (V = 2: the vector kernel's n / 4
+             * threads already fill the GPU wherever it runs), nor over
+             * several planes (the tiles' plane loop and offsets), nor with
+             * p tiles mostly empty (p = 16: 1.29x slower). Measured on an
+             * H200 over 36 two-dimensional float32 transposes of 1.2 M
+             * and 4.8 M elements, p from 8 to 2048: where the rule takes
+             * the tiles, 0.76-0.95x the vector kernel's time (silu f32
+             * 96x12500 6.22 -> 4.72 us, 28x42860 5.93 -> 4.91); at 4.8 M
+             * (1.1 waves of blocks) the tiles were up to 1.30x slower
+             * (bench/NOTES.md, session 29). */
+            const size_t pe = L.shape[tp];
+            const bool tiles_first = es == 4 && nb == 1 && 2 * (n / (V * V)) < resident &&
+                                     4 * pe >= 3 * div_up(pe, TILE_P) * TILE_P;
+            int pick = n >= 2 * resident ? (ok && !tiles_first ? 0 : 1) : small_tiles ? 1 : 2;
             if (kn.view) pick = kn.view == 1 && !ok ? 1 : (int)kn.view - 1;
             P.aligned = pick == 0 ? tv : pick == 1 ? tt : st;
             P.unaligned = pick == 2 ? st : tt;
@@ -1140,21 +1161,35 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
     }
     /* GATHER in place of a kernel that would not write the dense output by
      * whole 16-byte vectors: STRIDED (one element a thread and a store),
-     * and ROWS narrower than a vector whose input repeats nowhere (a
-     * broadcast input is ROWS's strength: it reads or computes a repeated
-     * row, or a broadcast last dimension's value, once). Only where its
+     * and ROWS narrower than a vector whose input repeats nowhere, or,
+     * over a repeating (broadcast) input, whose lanes along a row cover
+     * under a 32-byte sector per warp access (lanes x access width):
+     * a broadcast input is otherwise ROWS's strength (it reads or computes
+     * a repeated row, or a broadcast last dimension's value, once), but a
+     * warp whose accesses each touch more rows than sectors' worth of
+     * bytes (bf16 rows of 27 at 2 lanes x 16 elements: 16 rows, 4 bytes of
+     * each) moves a sector for every few bytes. H200, the 59 broadcast
+     * cases of the sweep's seeds 0-40 that GATHER could take: GATHER
+     * 0.40-0.90x the time at segments of 4-16 bytes (sigmoid bf16
+     * 317x7x113x27 broadcast along the last dimension 40.0 -> 15.9 us,
+     * bf16 54679x115 along the rows 20.8 -> 12.9), 1.02x at one (f32
+     * 22107x27, 16 bytes), and 1.08x slower in geometric mean over the
+     * rest, up to 2.0x (bench/NOTES.md, session 29). Only where its
      * V-element threads give every SM 8 warps or more: under that the
      * replaced kernels' V times more threads hide the latency better
      * (H200: 23 K f32 vectors, 5.5 warps an SM, 1.5x slower in GATHER;
      * 52 K bf16 vectors, 12.4 warps, 1.26x faster; bench/NOTES.md). The
      * transposing kernels stay (they read the input by whole sectors along
      * its unit stride). The replaced kernel is the fallback for an
-     * unaligned output. */
+     * unaligned output. kn.gather_bcast (an experiment's knob): 1 every
+     * narrow ROWS over a broadcast input, 2 none (before session 29). */
     const infiniopCudaEltLaunch &a = P.aligned;
     const size_t V = 16 / es;
+    const bool narrow_seg = kn.gather_bcast == 1 || (kn.gather_bcast == 0 && (size_t)a.lanes * a.vec * es < 32);
     if (n > 0 && !L.contiguous && L.out_contiguous && n < ((size_t)1 << 31) &&
         div_up(n, V) >= 8 * 32 * (size_t)p.sm_count &&
-        (a.kernel == INFINIOP_CUDA_ELT_STRIDED || (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && !bcast_any(L)))) {
+        (a.kernel == INFINIOP_CUDA_ELT_STRIDED ||
+         (a.kernel == INFINIOP_CUDA_ELT_ROWS && a.vec < V && (!bcast_any(L) || narrow_seg)))) {
         const infiniopCudaEltLaunch fallback = P.align ? P.unaligned : P.aligned;
         P.aligned = plan_gather(n, es, p, kn.spread_pct);
         P.unaligned = fallback;
