@@ -1131,7 +1131,7 @@ extern "C" infiniStatus_t infiniop_unary_cuda_plan(infiniopUnaryInfo *info, int 
              * vector kernel for 4-byte elements in one plane whose V x V
              * blocks (the vector kernel's threads) fill under half of the
              * GPU's resident threads, with p tiles at least 3/4 full: the
-             * tiles' 4 or 8 elements a thread give such a tensor 4x the
+             * tiles' 4 or 8 elements a thread give such a tensor 2-4x the
              * threads, each with a shorter chain. Not at 2 bytes (the
              * scalar tiles then move 2 bytes an access and were level or
              * slower everywhere), nor at 8 (V = 2: the vector kernel's n / 4
