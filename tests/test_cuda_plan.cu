@@ -83,9 +83,9 @@ static void named_cases(void) {
           "kernel %d peel %d lanes %u items %u", (int)p.aligned.kernel, (int)p.aligned.peel, p.aligned.lanes,
           p.aligned.items);
     /* latency-bound block-form rows with vector parameters, more rows than SMs: one vector a
-     * thread where the blocks all fit at once at 64 registers a thread (bf16 1000x896: 128 threads, 8 blocks an SM, 1056 >=
-     * 1000), else 2 (layer_norm f32 1132x768: 192 threads, 5 an SM, 660 < 1132; 96 at 2); fewer
-     * rows than SMs keep one (f32 100x768) */
+     * thread where the blocks all fit at once at 64 registers a thread (bf16 1000x896: 128
+     * threads, 8 blocks an SM, 1056 >= 1000), else 2 (layer_norm f32 1132x768: 192 threads, 5 an
+     * SM, 660 < 1132; 96 at 2); fewer rows than SMs keep one (f32 100x768) */
     p = plan(1132, 768, 4, LAYER_NORM, true, true, false);
     CHECK(p.aligned.kernel == INFINIOP_CUDA_ROW_REG_BLOCK && p.aligned.items == 2 && p.aligned.threads == 96 &&
               p.aligned.early,
