@@ -38,6 +38,7 @@ typedef struct {
     int null_strides, bias, alias;
     double eps, lo, hi, offset, step; /* step: added to the first `head` elements of each row */
     size_t head;                       /* 0: half the row */
+    size_t step_mod;                   /* > 0: the step on rows r with r % step_mod == 0 only */
     int special; /* 1: NaN in a row, 2: inf in a row */
     int strict;  /* F32 rows with a large common offset: 1e-5 relative of float64 (below) */
     size_t pad[6];
@@ -96,7 +97,8 @@ static void run_case(const lcase *c, tl_rng *rng) {
         for (size_t i = 0; i < in->numel; i++) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->offset);
     if (c->step != 0) /* rows whose head sits apart from their mean (the one-pass statistics fall back) */
         for (size_t i = 0; i < in->numel; i++)
-            if (i % D < (c->head ? c->head : D / 2)) tl_tensor_set(in, i, tl_tensor_get(in, i) + c->step);
+            if (i % D < (c->head ? c->head : D / 2) && (!c->step_mod || i / D % c->step_mod == 0))
+                tl_tensor_set(in, i, tl_tensor_get(in, i) + c->step);
     if (c->special && in->numel)
         tl_tensor_set(in, tl_rng_below(rng, in->numel), c->special == 1 ? NAN : INFINITY);
     tl_tensor_fill_random(w, rng, -2, 2);
@@ -275,6 +277,19 @@ int main(int argc, char **argv) {
         c.lo = -1; c.hi = 1; c.step = 1000.0; c.head = 8;
         make_layouts(&rng, &c, 0);
         run_case(&c, &rng);
+        /* short rows that a warp holds several of (the GPU's warp form at
+         * 4-16 threads a row), a row count that leaves the last warp part
+         * full, and only some rows' shift far from their mean: the groups
+         * of a warp that keep their one-pass statistics and those that
+         * take the second round (rows.cuh: the warp takes it together) */
+        for (int k = 0; k < 3; k++) {
+            static const size_t rows[3] = {13, 7, 37}, cols[3] = {64, 24, 200}, mods[3] = {3, 2, 5};
+            memset(&c, 0, sizeof c);
+            c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = rows[k]; c.shape[1] = cols[k]; c.eps = 1e-6; c.bias = k != 1;
+            c.lo = -1; c.hi = 1; c.step = 50.0; c.head = 8; c.step_mod = mods[k];
+            make_layouts(&rng, &c, 0);
+            run_case(&c, &rng);
+        }
         /* large values, special values */
         memset(&c, 0, sizeof c);
         c.dt = k_dtypes[d]; c.ndim = 2; c.shape[0] = 4; c.shape[1] = 500; c.eps = 1e-5; c.bias = 1;

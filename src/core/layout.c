@@ -9,6 +9,7 @@ infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
                                         const ptrdiff_t *col_strides) {
     memset(L, 0, sizeof *L);
     L->ncols = ncols;
+    L->inv_ncols = ncols ? 1.0f / (float)ncols : 0.0f; /* (as the kernels computed it before) */
     L->ntensors = ntensors;
     for (int t = 0; t < ntensors; ++t) L->col_stride[t] = col_strides[t];
     size_t nrows = 1;
@@ -41,6 +42,7 @@ infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
     L->ndims = m;
     for (int d = 0; d < m; ++d) {
         L->shape[d] = shp[d];
+        if (nrows <= UINT32_MAX) L->div[d] = infiniop_div32_init((uint32_t)shp[d]);
         for (int t = 0; t < ntensors; ++t) L->stride[d][t] = str[t][d];
     }
     return INFINI_STATUS_SUCCESS;

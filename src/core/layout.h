@@ -31,6 +31,37 @@ extern "C" {
 
 #define INFINIOP_MAX_ROW_TENSORS 4
 
+/* Division of 32-bit values by a fixed divisor n (1 <= n < 2^32) as a
+ * multiply-high and a shift (the round-up method of Granlund and
+ * Montgomery, "Division by invariant integers using multiplication",
+ * 1994): with shift = ceil(log2 n) and mul = floor(2^32 (2^shift - n) / n)
+ * + 1, u / n = (umulhi(u, mul) + u) >> shift for every 32-bit u, the sum
+ * taken in 64 bits. Built on the host at descriptor creation; a GPU
+ * kernel's 32-bit division by a runtime value is a subroutine of about 25
+ * instructions, this one 3 (tests/test_core.c checks it against u / n). */
+typedef struct {
+    uint32_t mul;
+    uint32_t shift;
+} infiniopDiv32;
+
+INFINIOP_HD infiniopDiv32 infiniop_div32_init(uint32_t n) {
+    infiniopDiv32 d;
+    uint32_t s = 0;
+    while (s < 32 && ((uint64_t)1 << s) < n) ++s;
+    d.shift = s;
+    d.mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - n)) / n + 1);
+    return d;
+}
+
+INFINIOP_HD uint32_t infiniop_div32(uint32_t u, infiniopDiv32 d) {
+#if defined(__CUDA_ARCH__)
+    const uint64_t hi = __umulhi(u, d.mul);
+#else
+    const uint64_t hi = ((uint64_t)u * d.mul) >> 32;
+#endif
+    return (uint32_t)((hi + u) >> d.shift);
+}
+
 /* Field order matters to the GPU kernels, which take the struct by value
  * (kernel parameters live in constant memory, and each constant-cache line
  * a kernel touches first costs a miss that stalls the warp): what a kernel
@@ -44,6 +75,8 @@ typedef struct {
     ptrdiff_t stride[INFINIOP_MAX_DIMS][INFINIOP_MAX_ROW_TENSORS]; /* [dimension][tensor] */
     ptrdiff_t col_stride[INFINIOP_MAX_ROW_TENSORS]; /* 0 for rows-only tensors */
     size_t shape[INFINIOP_MAX_DIMS];
+    infiniopDiv32 div[INFINIOP_MAX_DIMS]; /* division by shape[d] where nrows < 2^32 (row_off, cuda/common.cuh) */
+    float inv_ncols;             /* 1 / ncols rounded to float32 (GPU kernels that multiply by it) */
 } infiniopRowLayout;
 
 /* Build a row layout. row_shape has nrowdims entries; row_strides[t] points

@@ -80,18 +80,21 @@ template <typename S, int W> struct alignas(sizeof(S) * W) RawVec {
  * left by 16, the high one the word with its low half cleared (one
  * instruction each; element by element the compiler spent two on each high
  * element, a byte permute and a shift). */
-template <typename Dt, int V, typename Q> __device__ __forceinline__ void unpack(const Q &q, float (&v)[V]) {
-    if constexpr (std::is_same<Dt, DtBF16>::value && V % 2 == 0) {
-        const uint32_t *w = reinterpret_cast<const uint32_t *>(q.v);
-#pragma unroll
-        for (int i = 0; i < V / 2; ++i) {
-            v[2 * i] = __uint_as_float(w[i] << 16);
-            v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-        }
+/* Element e (a compile-time index after unrolling) of such an access:
+ * unpack's conversion of one element, where the element's use is (the
+ * conversions of a whole access at once, before their uses, cost some
+ * instances registers and spills). */
+template <typename Dt, typename Q> __device__ __forceinline__ float unpack1(const Q &q, int e) {
+    if constexpr (std::is_same<Dt, DtBF16>::value && sizeof(q.v) % 4 == 0) {
+        const uint32_t w = reinterpret_cast<const uint32_t *>(q.v)[e >> 1];
+        return __uint_as_float((e & 1) ? (w & 0xffff0000u) : (w << 16));
     } else {
-#pragma unroll
-        for (int e = 0; e < V; ++e) v[e] = Dt::load(q.v[e]);
+        return Dt::load(q.v[e]);
     }
+}
+template <typename Dt, int V, typename Q> __device__ __forceinline__ void unpack(const Q &q, float (&v)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = unpack1<Dt>(q, e);
 }
 
 /* Load V consecutive elements (V > 1: 16-byte vectors, p 16-byte aligned) or
@@ -392,19 +395,27 @@ template <bool WARP, int V> struct StreamRows {
 
 /* Element offset of row r of tensor t of a row layout: one row dimension
  * (the common case) without divisions; several (views: permuted, sliced
- * heads) with 32-bit divisions while the row count fits 32 bits (a 64-bit
- * division is a subroutine of about 70 instructions; a kernel takes the
- * offsets of up to four tensors a row, and inlined side by side the
- * compiler shares the quotients between them), and none for the
- * outermost dimension (r < nrows: its index is the last quotient). */
+ * heads), while the row count fits 32 bits, with the layout's 32-bit
+ * divisors (infiniop_div32, core/layout.h: a multiply-high and a shift; a
+ * kernel takes the offsets of up to four tensors a row, and the compiler
+ * did not share the quotients of a loop over a runtime number of
+ * dimensions between them: with 32-bit divisions add_rms_norm f16
+ * 197x12x64 permuted spent ~100 of its ~450 instructions a row on four
+ * of them; ncu, H200, bench/NOTES.md), and none for the outermost
+ * dimension (r < nrows: its index is the last quotient). Rows past 2^32:
+ * 64-bit divisions (a subroutine of about 70 instructions; inlined: as a
+ * call, __noinline__, the kernels' registers grew and 24-byte stack
+ * frames appeared, layer_norm f16 4096x14336 1.35x slower on an H200,
+ * though it kept the setup of that path's loop, ~20 instructions a thread,
+ * out of their prologues; bench/NOTES.md, session 30). */
 __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
     if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
     if (L.nrows <= 0xffffffffu) {
         unsigned u = (unsigned)r;
         ptrdiff_t off = 0;
         for (int d = L.ndims - 1; d > 0; --d) {
-            const unsigned n = (unsigned)L.shape[d], q = u / n;
-            off += (ptrdiff_t)(u - q * n) * L.stride[d][t];
+            const unsigned q = infiniop_div32(u, L.div[d]);
+            off += (ptrdiff_t)(u - q * (unsigned)L.shape[d]) * L.stride[d][t];
             u = q;
         }
         return off + (ptrdiff_t)u * L.stride[0][t];

@@ -43,7 +43,6 @@ struct RowGroup {
     unsigned G;    /* threads in the group */
     size_t row0;   /* first row */
     size_t rstep;  /* rows between this group's rows */
-    unsigned mask; /* RG_SUB: the warp lanes of the group */
     unsigned lanes;
     unsigned cl;   /* RG_CLUSTER: blocks per row */
 };
@@ -75,7 +74,6 @@ template <int MODE, bool W32 = false, bool WAIT = true> __device__ __forceinline
     if constexpr (WAIT) grid_dependency();
     RowGroup g;
     g.lanes = lanes;
-    g.mask = 0xffffffffu;
     g.cl = 1;
     if constexpr (W32) {
         static_assert(MODE == RG_SUB, "the full-warp group is the warp form's");
@@ -93,7 +91,6 @@ template <int MODE, bool W32 = false, bool WAIT = true> __device__ __forceinline
         g.G = lanes;
         g.row0 = (size_t)blockIdx.x * rpb + (threadIdx.x >> lg);
         g.rstep = (size_t)gridDim.x * rpb;
-        if (lanes < 32) g.mask = ((1u << lanes) - 1u) << ((threadIdx.x & 31u) & ~(lanes - 1u));
     } else if constexpr (MODE == RG_BLOCK) {
         g.tid = threadIdx.x;
         g.G = blockDim.x;
@@ -155,7 +152,20 @@ template <bool MAX> __device__ __forceinline__ float rg_warp(float v) { return M
 /* Sums (MAX false) or NaN-keeping maxima (MAX true) of v[0..N) over the
  * row's group, each value on its own (v[i] gets the result for v[i]); the
  * N reductions share one barrier. slot: the first scratch (slot + N <=
- * RG_MAX_RED), distinct from the other reductions of a row. */
+ * RG_MAX_RED), distinct from the other reductions of a row.
+ * The warp form shuffles with the whole warp's mask also where a group is
+ * a part of the warp (xor offsets under `lanes` stay inside the group):
+ * with the group's own mask, a runtime value, the compiler checked the
+ * lanes' convergence at every step (match, redux, vote and a branch:
+ * about 12 instructions a step instead of 4; ncu, H200, bench/NOTES.md,
+ * session 30). A full mask asks every non-exited lane of the warp to reach
+ * the same shuffle (CUDA C++ Programming Guide, warp shuffle functions),
+ * which holds because (1) a warp's groups take their rows in step (rows
+ * row0 + k rstep), so a group whose rows are done has left the row loop,
+ * and every operator's warp-form kernel ends with that loop (row_done is
+ * empty for it): the group has exited; (2) no branch that differs between
+ * the groups of a warp holds a reduction (layer_norm's second round is
+ * taken by the whole warp: rg_any). */
 template <int MODE, bool MAX, int N>
 __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], RowScratch *sc, int slot) {
     const float id = MAX ? -INFINITY : 0.0f;
@@ -169,7 +179,7 @@ __device__ __forceinline__ void rg_reduce_n(const RowGroup &g, float (&v)[N], Ro
         } else {
             for (unsigned o = g.lanes >> 1; o > 0; o >>= 1)
 #pragma unroll
-                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(g.mask, v[i], o));
+                for (int i = 0; i < N; ++i) v[i] = rg_op<MAX>(v[i], __shfl_xor_sync(0xffffffffu, v[i], o));
         }
     } else {
         const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -203,6 +213,14 @@ __device__ __forceinline__ float rg_reduce(const RowGroup &g, float v, RowScratc
     float a[1] = {v};
     rg_reduce_n<MODE, MAX, 1>(g, a, sc, slot);
     return a[0];
+}
+
+/* Whether c holds for any group of the warp (RG_SUB) or for the group
+ * (the block and cluster forms, over which c is uniform): a branch that
+ * holds a reduction is taken by every group of a warp (rg_reduce_n). */
+template <int MODE> __device__ __forceinline__ bool rg_any(bool c) {
+    if constexpr (MODE == RG_SUB) return __any_sync(0xffffffffu, c);
+    else return c;
 }
 
 /* Launch one kernel of the register path (a cluster of q.cluster blocks

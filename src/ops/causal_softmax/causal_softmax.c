@@ -53,6 +53,7 @@ __C __export infiniStatus_t infiniopCreateCausalSoftmaxDescriptor(infiniopHandle
         return st;
     info.dtype = dt;
     info.S = S ? S : 1;
+    info.S_div = infiniop_div32_init(info.S <= UINT32_MAX ? (uint32_t)info.S : 1u); /* (S past 2^32: unused) */
     info.span[CS_Y] = infiniop_tensor_span(y_desc);
     info.span[CS_X] = infiniop_tensor_span(x_desc);
     info.same_layout = infiniop_tensor_same_layout(y_desc, x_desc);

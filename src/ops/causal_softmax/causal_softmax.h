@@ -19,6 +19,7 @@ enum { CS_Y = 0, CS_X = 1 };
 typedef struct {
     size_t S;                /* row r is query r % S: it sees columns j <= r % S + (T - S) */
     infiniDtype_t dtype;
+    infiniopDiv32 S_div;     /* division by S where S < 2^32 (infiniop_causal_visible) */
     infiniopRowLayout rows;  /* y, x: rows are [..., S], row length T */
     infiniopSpan span[2];    /* y, x */
     bool same_layout;        /* y exactly like x: in-place allowed */
@@ -27,14 +28,14 @@ typedef struct {
 
 /* Number of visible columns of row r. (The 64-bit remainder is a long
  * dependent chain on a GPU: decode shapes, S == 1, skip it, and values
- * that fit take the 32-bit one.) */
+ * that fit take the 32-bit divisor S_div, a multiply-high and a shift.) */
 INFINIOP_HD size_t infiniop_causal_visible(const infiniopCausalSoftmaxInfo *info, size_t r) {
     const size_t S = info->S;
     size_t i;
     if (S == 1)
         i = 0;
     else if ((r | S) >> 32 == 0)
-        i = (uint32_t)r % (uint32_t)S;
+        i = (uint32_t)r - infiniop_div32((uint32_t)r, info->S_div) * (uint32_t)S;
     else
         i = r % S;
     return i + (info->rows.ncols - S) + 1;

@@ -94,10 +94,11 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * bytes of spill instead of 80 and none; bench/NOTES.md, session 14) */
     typedef typename std::conditional<MODE == RG_CLUSTER || (MODE == RG_BLOCK && V > 1), size_t, unsigned>::type Idx;
     const Idx nchunks = (Idx)(D / V);
-    const float invD = 1.0f / (float)D; /* half types multiply by it */
+    const float invD = L.inv_ncols; /* half types multiply by it */
+    constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
     const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
     /* the constants before the grid dependency (keep, common.cuh) */
-    keep(invD), keep(nchunks);
+    keep(nchunks);
     grid_dependency();
     const bool has_bias = info.has_bias;
     typedef typename T::S S;
@@ -126,28 +127,35 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
             rg_prefetch(g, in + row_off(L, LN_IN, ra), D * sizeof(*in));
         /* The statistics (ln_stats) in one reduction (one barrier in the
          * block form), shifted by K, the mean of the row's first 8 elements
-         * (every thread loads them; cached). A row keeps them when
+         * (every thread loads them, cached, or takes them by a shuffle:
+         * K_SHFL below). A row keeps them when
          * delta^2 <= var (|mean - K| <= std: ln_stats' error bound); K from
          * 8 independent values misses that with probability ~0.5%. Other
          * rows (and non-finite ones) take a second round over the
          * registers with K = the rounded mean. Every thread of the group
          * has the same sums, so the branch is uniform. */
-        constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
+        /* the warp form at one vector of 8 (half types): the group's first
+         * thread holds them (access 0), and the others take its sum by a
+         * shuffle (of the whole warp's mask, as rg_reduce_n) rather than
+         * load and convert them again */
+        constexpr bool K_SHFL = FAST && MODE == RG_SUB && KV == 1;
         float K = 0.0f;
         if constexpr (FAST) { /* pairwise: a short dependent chain */
             float kh[KV * V];
 #pragma unroll
             for (int k = 0; k < KV; ++k) {
                 VT h;
-                if ((Idx)k < nchunks) h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
+                if constexpr (K_SHFL) h = qx[0]; /* (set where the thread holds access 0) */
+                else if ((Idx)k < nchunks) h = rg_load<S, V>(x + rg_at<V, CS>(k, xs));
 #pragma unroll
-                for (int e = 0; e < V; ++e) kh[k * V + e] = (Idx)k < nchunks ? T::load(h.v[e]) : 0.0f;
+                for (int e = 0; e < V; ++e) kh[k * V + e] = (Idx)k < nchunks ? unpack1<T>(h, e) : 0.0f;
             }
 #pragma unroll
             for (int s = KV * V / 2; s > 0; s /= 2)
 #pragma unroll
                 for (int i = 0; i < s; ++i) kh[i] += kh[i + s];
             K = kh[0];
+            if constexpr (K_SHFL) K = __shfl_sync(0xffffffffu, K, (threadIdx.x & 31u) & ~(g.lanes - 1u));
         } else { /* (F32: in order, fewer registers) */
 #pragma unroll
             for (int k = 0; k < KV; ++k)
@@ -157,9 +165,13 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                     for (int e = 0; e < V; ++e) K += T::load(h.v[e]);
                 }
         }
-        /* the mean of the elements summed (a power of two, exact, but for
-         * one-element rows shorter than 8; any K near the values serves) */
-        K *= 1.0f / (float)((nchunks < (Idx)KV ? nchunks : (Idx)KV) * V);
+        /* the mean of the 8 elements summed, by a constant: a row shorter
+         * than 8 elements gets a K short by its factor (fewer summed), which
+         * the test below sends to the exact second round where it matters.
+         * (Dividing by the count summed, a runtime value, cost the half
+         * types' block form ~8 instructions a row, recomputed there; held
+         * from the prologue, 19 instances grew spills; ptxas, sm_90.) */
+        K *= 1.0f / (float)(KV * V);
         /* half types: two accumulators each, half the dependent chain (F32
          * keeps one, for registers) */
         float st[2] = {0.0f, 0.0f}, st2[2] = {0.0f, 0.0f};
@@ -167,19 +179,21 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
         for (int k = 0; k < ITEMS; ++k)
             if (g.tid + (Idx)k * g.G < nchunks) {
 #pragma unroll
-                for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K, FAST && (e & 1) ? st2 : st);
+                for (int e = 0; e < V; ++e) ln_add(unpack1<T>(qx[k], e), K, FAST && (e & 1) ? st2 : st);
             }
         st[0] += st2[0], st[1] += st2[1];
         rg_reduce_n<MODE, false, 2>(g, st, &sc, 0);
         LnStats ls = ln_stats<FAST>(K, st[0], st[1], D, invD);
-        if (!(ls.delta * ls.delta <= ls.var)) { /* the second round (rare); NaN and inf too */
+        /* (rg_any: in the warp form every group of the warp takes the branch
+         * if one does, rows.cuh; the others' second round is as exact) */
+        if (rg_any<MODE>(!(ls.delta * ls.delta <= ls.var))) { /* the second round (rare); NaN and inf too */
             float sum = 0.0f;
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k)
                 if (g.tid + (Idx)k * g.G < nchunks) {
                     forget(qx[k]); /* convert again in each phase rather than keep float copies live */
 #pragma unroll
-                    for (int e = 0; e < V; ++e) sum += T::load(qx[k].v[e]);
+                    for (int e = 0; e < V; ++e) sum += unpack1<T>(qx[k], e);
                 }
             /* (slot 2: slots 0 and 1 may still be read; after this
              * reduction's barrier they are free again) */
@@ -190,7 +204,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                 if (g.tid + (Idx)k * g.G < nchunks) {
                     forget(qx[k]);
 #pragma unroll
-                    for (int e = 0; e < V; ++e) ln_add(T::load(qx[k].v[e]), K2, ds);
+                    for (int e = 0; e < V; ++e) ln_add(unpack1<T>(qx[k], e), K2, ds);
                 }
             rg_reduce_n<MODE, false, 2>(g, ds, &sc, 0);
             ls = ln_stats<false>(K2, ds[0], ds[1], D, invD);
@@ -218,10 +232,10 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
                 }
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
-                    const float d = ln_center(ls, T::load(qx[k].v[e]));
+                    const float d = ln_center(ls, unpack1<T>(qx[k], e));
                     const float zo = FAST ? d * rs : div(d);
-                    float oo = zo * T::load(wk.v[e]);
-                    if (has_bias) oo += T::load(bk.v[e]);
+                    float oo = zo * unpack1<T>(wk, e);
+                    if (has_bias) oo += unpack1<T>(bk, e);
                     zq.v[e] = T::store(zo);
                     oq.v[e] = T::store(oo);
                 }
@@ -432,7 +446,7 @@ __global__ void __launch_bounds__(LN_TILE_THREADS, 4)
         return D > a ? (D - a < W ? (unsigned)(D - a) : W) : 0u;
     };
     const unsigned nc = ncols_of(rank);
-    const float invD = 1.0f / (float)D;
+    const float invD = L.inv_ncols;
     const unsigned t = threadIdx.x, jl = t & (tr - 1), cgi = t / tr, CG = LN_TILE_THREADS / tr;
     const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ];
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
