@@ -76,7 +76,6 @@ typedef struct {
     ptrdiff_t col_stride[INFINIOP_MAX_ROW_TENSORS]; /* 0 for rows-only tensors */
     size_t shape[INFINIOP_MAX_DIMS];
     infiniopDiv32 div[INFINIOP_MAX_DIMS]; /* division by shape[d] where nrows < 2^32 (row_off, cuda/common.cuh) */
-    float inv_ncols;             /* 1 / ncols rounded to float32 (GPU kernels that multiply by it) */
 } infiniopRowLayout;
 
 /* Build a row layout. row_shape has nrowdims entries; row_strides[t] points
