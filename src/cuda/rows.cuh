@@ -156,9 +156,10 @@ template <bool MAX> __device__ __forceinline__ float rg_warp(float v) { return M
  * The warp form shuffles with the whole warp's mask also where a group is
  * a part of the warp (xor offsets under `lanes` stay inside the group):
  * with the group's own mask, a runtime value, the compiler checked the
- * lanes' convergence at every step (match, redux, vote and a branch:
- * about 12 instructions a step instead of 4; ncu, H200, bench/NOTES.md,
- * session 30). A full mask asks every non-exited lane of the warp to reach
+ * lanes' convergence at every step (match, redux, vote and a branch: a
+ * step of layer_norm's two-value reduction took 14 instructions, 7 with
+ * the full mask; ncu and SASS, sm_90, bench/NOTES.md, session 30). A full
+ * mask asks every non-exited lane of the warp to reach
  * the same shuffle (CUDA C++ Programming Guide, warp shuffle functions),
  * which holds because (1) a warp's groups take their rows in step (rows
  * row0 + k rstep), so a group whose rows are done has left the row loop,
