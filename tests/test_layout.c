@@ -4,8 +4,9 @@
  * divisor as a multiply-high and a shift) against the C division for
  * divisors of every bit length, powers of two and their neighbours, and
  * numerators at the quotient's steps, the ends of the 32-bit range and
- * random; and the row offsets of a merged row layout (infiniop_row_offset)
- * against the offsets of the unmerged row dimensions.
+ * random; and the row offsets of a merged row layout (infiniop_row_offset,
+ * and infiniop_row_offset32, the GPU kernels' form) against the offsets of
+ * the unmerged row dimensions.
  */
 #include "core/layout.h"
 
@@ -91,14 +92,7 @@ static void test_row_offsets(void) {
                         CHECK(infiniop_row_offset(&L, t, r) == want, "shape %zux%zux%zu row %zu tensor %d: %td, expected %td",
                               a, b, c, r, t, infiniop_row_offset(&L, t, r), want);
                         /* the kernels' form: the merged dimensions' quotients by infiniop_div32 */
-                        uint32_t u = (uint32_t)r;
-                        ptrdiff_t off = 0;
-                        for (int d = L.ndims - 1; d > 0; --d) {
-                            const uint32_t q = infiniop_div32(u, L.div[d]);
-                            off += (ptrdiff_t)(u - q * (uint32_t)L.shape[d]) * L.stride[d][t];
-                            u = q;
-                        }
-                        if (L.ndims > 0) off += (ptrdiff_t)u * L.stride[0][t];
+                        const ptrdiff_t off = infiniop_row_offset32(&L, t, (uint32_t)r);
                         CHECK(off == want, "shape %zux%zux%zu row %zu tensor %d (div32): %td, expected %td", a, b, c, r, t,
                               off, want);
                     }

@@ -99,6 +99,20 @@ INFINIOP_HD ptrdiff_t infiniop_row_offset(const infiniopRowLayout *L, int t, siz
     return off;
 }
 
+/* The same for a row r < 2^32 of a layout whose row count fits 32 bits:
+ * each merged dimension's quotient by its 32-bit divisor (div), none for
+ * the outermost dimension (r < nrows: its index is the last quotient).
+ * The GPU kernels' form (row_off, cuda/common.cuh). */
+INFINIOP_HD ptrdiff_t infiniop_row_offset32(const infiniopRowLayout *L, int t, uint32_t r) {
+    ptrdiff_t off = 0;
+    for (int d = L->ndims - 1; d > 0; --d) {
+        const uint32_t q = infiniop_div32(r, L->div[d]);
+        off += (ptrdiff_t)(r - q * (uint32_t)L->shape[d]) * L->stride[d][t];
+        r = q;
+    }
+    return off + (ptrdiff_t)r * L->stride[0][t];
+}
+
 typedef struct {
     size_t n;                    /* number of output elements */
     int ndim;                    /* coalesced dimensions */

@@ -396,7 +396,8 @@ template <bool WARP, int V> struct StreamRows {
 /* Element offset of row r of tensor t of a row layout: one row dimension
  * (the common case) without divisions; several (views: permuted, sliced
  * heads), while the row count fits 32 bits, with the layout's 32-bit
- * divisors (infiniop_div32, core/layout.h: a multiply-high and a shift; a
+ * divisors (infiniop_row_offset32 and infiniop_div32, core/layout.h: a
+ * multiply-high and a shift; a
  * kernel takes the offsets of up to four tensors a row, and the compiler
  * did not share the quotients of a loop over a runtime number of
  * dimensions between them: with 32-bit divisions add_rms_norm f16
@@ -410,16 +411,7 @@ template <bool WARP, int V> struct StreamRows {
  * out of their prologues; bench/NOTES.md, session 30). */
 __device__ __forceinline__ ptrdiff_t row_off(const infiniopRowLayout &L, int t, size_t r) {
     if (L.ndims <= 1) return (ptrdiff_t)r * L.stride[0][t];
-    if (L.nrows <= 0xffffffffu) {
-        unsigned u = (unsigned)r;
-        ptrdiff_t off = 0;
-        for (int d = L.ndims - 1; d > 0; --d) {
-            const unsigned q = infiniop_div32(u, L.div[d]);
-            off += (ptrdiff_t)(u - q * (unsigned)L.shape[d]) * L.stride[d][t];
-            u = q;
-        }
-        return off + (ptrdiff_t)u * L.stride[0][t];
-    }
+    if (L.nrows <= 0xffffffffu) return infiniop_row_offset32(&L, t, (uint32_t)r);
     return infiniop_row_offset(&L, t, r);
 }
 
