@@ -9,7 +9,7 @@ infiniStatus_t infiniop_row_layout_init(infiniopRowLayout *L, const char *op,
                                         const ptrdiff_t *col_strides) {
     memset(L, 0, sizeof *L);
     L->ncols = ncols;
-    L->ntensors = ntensors;
+    L->inv_ncols = ncols ? 1.0f / (float)ncols : 0.0f;
     for (int t = 0; t < ntensors; ++t) L->col_stride[t] = col_strides[t];
     size_t nrows = 1;
     for (size_t d = 0; d < nrowdims; ++d) nrows *= row_shape[d]; /* cannot overflow: numel was checked */

@@ -65,12 +65,17 @@ INFINIOP_HD uint32_t infiniop_div32(uint32_t u, infiniopDiv32 d) {
 /* Field order matters to the GPU kernels, which take the struct by value
  * (kernel parameters live in constant memory, and each constant-cache line
  * a kernel touches first costs a miss that stalls the warp): what a kernel
- * reads on the common path (nrows, ncols, ndims and each tensor's stride of
- * the first row dimension, stride[0][t]) lies in the first 56 bytes. */
+ * reads on the common path (nrows, ncols, inv_ncols, ndims and each
+ * tensor's stride of the first row dimension, stride[0][t]) lies in the
+ * first 56 bytes. (inv_ncols at the end of the struct, ~600 bytes on,
+ * made small add_rms_norm and layer_norm calls 4-8% slower on an H200;
+ * computed in each kernel's prologue instead, it is a register held
+ * through the row loop, which 12 of layer_norm's 64-register instances
+ * spilled; session 30, bench/NOTES.md.) */
 typedef struct {
     size_t nrows;                /* product of the row dimensions */
     size_t ncols;                /* N, the length of each row */
-    int ntensors;
+    float inv_ncols;             /* 1 / ncols rounded to float32 (as 1.0f / (float)ncols); 0 for no columns */
     int ndims;                   /* merged row dimensions (0: at most one row) */
     ptrdiff_t stride[INFINIOP_MAX_DIMS][INFINIOP_MAX_ROW_TENSORS]; /* [dimension][tensor] */
     ptrdiff_t col_stride[INFINIOP_MAX_ROW_TENSORS]; /* 0 for rows-only tensors */

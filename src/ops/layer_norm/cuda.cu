@@ -94,11 +94,11 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * bytes of spill instead of 80 and none; bench/NOTES.md, session 14) */
     typedef typename std::conditional<MODE == RG_CLUSTER || (MODE == RG_BLOCK && V > 1), size_t, unsigned>::type Idx;
     const Idx nchunks = (Idx)(D / V);
-    const float invD = 1.0f / (float)D; /* half types multiply by it */
+    const float invD = L.inv_ncols; /* half types multiply by it (core/layout.h) */
     constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
     const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
     /* the constants before the grid dependency (keep, common.cuh) */
-    keep(invD), keep(nchunks);
+    keep(nchunks);
     grid_dependency();
     const bool has_bias = info.has_bias;
     typedef typename T::S S;
@@ -446,7 +446,7 @@ __global__ void __launch_bounds__(LN_TILE_THREADS, 4)
         return D > a ? (D - a < W ? (unsigned)(D - a) : W) : 0u;
     };
     const unsigned nc = ncols_of(rank);
-    const float invD = 1.0f / (float)D;
+    const float invD = L.inv_ncols;
     const unsigned t = threadIdx.x, jl = t & (tr - 1), cgi = t / tr, CG = LN_TILE_THREADS / tr;
     const ptrdiff_t xs = L.col_stride[LN_IN], os = L.col_stride[LN_OUT], zs = L.col_stride[LN_STDZ];
     const ptrdiff_t wst = info.w_stride, bst = info.b_stride;
