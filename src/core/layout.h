@@ -67,11 +67,12 @@ INFINIOP_HD uint32_t infiniop_div32(uint32_t u, infiniopDiv32 d) {
  * a kernel touches first costs a miss that stalls the warp): what a kernel
  * reads on the common path (nrows, ncols, inv_ncols, ndims and each
  * tensor's stride of the first row dimension, stride[0][t]) lies in the
- * first 56 bytes. (inv_ncols at the end of the struct, ~600 bytes on,
- * made small add_rms_norm and layer_norm calls 4-8% slower on an H200;
- * computed in each kernel's prologue instead, it is a register held
- * through the row loop, which 12 of layer_norm's 64-register instances
- * spilled; session 30, bench/NOTES.md.) */
+ * first 56 bytes. (With inv_ncols at the end of the struct, ~600 bytes
+ * on, small add_rms_norm and layer_norm calls ran 4-8% slower on an H200,
+ * as a constant-cache line more a warp would make them; computed in each
+ * kernel's prologue instead, it is a register held through the row loop,
+ * which 12 of layer_norm's 64-register instances spilled; session 30,
+ * bench/NOTES.md.) */
 typedef struct {
     size_t nrows;                /* product of the row dimensions */
     size_t ncols;                /* N, the length of each row */
