@@ -38,7 +38,7 @@ extern "C" {
  * + 1, u / n = (umulhi(u, mul) + u) >> shift for every 32-bit u, the sum
  * taken in 64 bits. Built on the host at descriptor creation; a GPU
  * kernel's 32-bit division by a runtime value is a subroutine of about 25
- * instructions, this one 3 (tests/test_core.c checks it against u / n). */
+ * instructions, this one 3 (tests/test_layout.c checks it against u / n). */
 typedef struct {
     uint32_t mul;
     uint32_t shift;

@@ -397,12 +397,11 @@ template <bool WARP, int V> struct StreamRows {
  * (the common case) without divisions; several (views: permuted, sliced
  * heads), while the row count fits 32 bits, with the layout's 32-bit
  * divisors (infiniop_row_offset32 and infiniop_div32, core/layout.h: a
- * multiply-high and a shift; a
- * kernel takes the offsets of up to four tensors a row, and the compiler
- * did not share the quotients of a loop over a runtime number of
- * dimensions between them: with 32-bit divisions add_rms_norm f16
- * 197x12x64 permuted spent ~100 of its ~450 instructions a row on four
- * of them; ncu, H200, bench/NOTES.md), and none for the outermost
+ * multiply-high and a shift; a kernel takes the offsets of up to four
+ * tensors a row, and the compiler did not share the quotients of a loop
+ * over a runtime number of dimensions between them: with 32-bit divisions
+ * add_rms_norm f16 197x12x64 permuted spent ~100 of its ~450 instructions
+ * a row on four of them; ncu, H200, bench/NOTES.md), and none for the outermost
  * dimension (r < nrows: its index is the last quotient). Rows past 2^32:
  * 64-bit divisions (a subroutine of about 70 instructions; inlined: as a
  * call, __noinline__, the kernels' registers grew and 24-byte stack
