@@ -448,9 +448,47 @@ static void invariants(void) {
     }
 }
 
+/* infiniop_cuda_cap_choice (cuda/plan_rows.cu): the capped instance of the block form at 4 vectors
+ * a thread where the uncapped one leaves few warps resident, or, for rows slower than their bytes,
+ * where the capped one fills the last wave of rows better by 25% */
+static unsigned cap_choice(size_t rows, unsigned threads, int b0, int b1, int b2, size_t s1, size_t s2,
+                           bool slow = true) {
+    InfiniopCapQuery c = {};
+    c.rows = rows, c.threads = threads, c.sms = 132, c.slow_rows = slow;
+    c.blocks[0] = b0, c.blocks[1] = b1, c.blocks[2] = b2;
+    c.spill[1] = s1, c.spill[2] = s2;
+    return infiniop_cuda_cap_choice(c);
+}
+static void cap_cases(void) {
+    /* few warps: one block of 448 threads (14 warps); the capped one of the most blocks, slow rows or not */
+    CHECK(cap_choice(8192, 448, 1, 2, 2, 0, 16, false) == 1, "448 threads, 1 block");
+    CHECK(cap_choice(8192, 448, 1, 1, 2, 0, 16, false) == 2, "448 threads, the 64-register one holds 2");
+    CHECK(cap_choice(8192, 448, 1, 1, 2, 0, 40) == 0, "spill over 32 bytes");
+    CHECK(cap_choice(8192, 288, 2, 3, 3, 0, 12) == 1, "288 threads: 3 blocks either way, the less spill");
+    /* add_rms_norm f16 512x7168, a strided weight: 224 threads, 3 blocks (21 warps): 2 waves, the second
+     * 29% full (0.65); the 72-register instance's 4 blocks take the 512 rows in one (0.97) */
+    CHECK(cap_choice(512, 224, 3, 4, 4, 0, 8) == 1, "512 rows x 224 threads");
+    /* ... not for streamed rows (a broadcast weight) */
+    CHECK(cap_choice(512, 224, 3, 4, 4, 0, 8, false) == 0, "512 rows x 224 threads, streamed");
+    /* softmax f32 1659x1660: 128 threads, 6 blocks: 2.09 waves (0.70); 7 blocks 1.80 (0.90), 1.28x */
+    CHECK(cap_choice(1659, 128, 6, 7, 8, 0, 16) == 1, "1659 rows x 128 threads");
+    /* 1008 rows x 224 threads, 3 -> 4 blocks: 0.85 -> 0.95, under 1.25x */
+    CHECK(cap_choice(1008, 224, 3, 4, 4, 0, 8) == 0, "1008 rows x 224 threads");
+    /* 4096 rows of 128 threads, 6 -> 8 blocks: 5.17 waves (0.86) -> 3.88 (0.97), under 1.25x */
+    CHECK(cap_choice(4096, 128, 6, 7, 8, 0, 0) == 0, "4096 rows x 128 threads");
+    /* a whole wave already: rows = 132 x 3 */
+    CHECK(cap_choice(396, 224, 3, 4, 4, 0, 0) == 0, "396 rows, one full wave");
+    /* more blocks but no better fill: 1.29 waves at 3 blocks, 0.97 at 4, 0.78 at 5: the 4 */
+    CHECK(cap_choice(512, 224, 3, 4, 5, 0, 0) == 1, "the better-filled of two");
+    CHECK(cap_choice(512, 224, 3, 0, 4, 0, 0) == 2, "only the 64-register instance");
+    /* no uncapped figure (a failed query): uncapped */
+    CHECK(cap_choice(512, 224, 0, 4, 4, 0, 0) == 0, "no uncapped blocks");
+}
+
 int main(void) {
     named_cases();
     tile_cases();
+    cap_cases();
     invariants();
     printf("test_cuda_plan: %d checks, %d failed\n", g_checks, g_fail);
     return g_fail ? 1 : 0;

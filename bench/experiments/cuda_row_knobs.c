@@ -39,9 +39,12 @@
  *                                  vector a thread even where their blocks do
  *                                  not all fit at once (the rule before
  *                                  session 29)
- *   INFINIOP_CUDA_REG_CAP=off|72|64  capped block instances never, or only
- *                                  the 72- or the 64-register one (where
- *                                  rg_plan_cap's rule takes a cap)
+ *   INFINIOP_CUDA_REG_CAP=off|72|64|warps  capped block instances never,
+ *                                  or only the 72- or the 64-register one
+ *                                  (where infiniop_cuda_cap_choice's rule
+ *                                  takes a cap), or by the rule's first
+ *                                  condition only (few resident warps; the
+ *                                  rule before session 31)
  */
 #include "cuda/plan.h"
 
@@ -82,7 +85,7 @@ void infiniop_cuda_experiment_row_knobs(infiniopCudaRowKnobs *k) {
         k->tile_rows = v >= 2 && v <= 32 && (v & (v - 1)) == 0 ? (unsigned)v : 0;
     }
     if ((e = getenv("INFINIOP_CUDA_REG_CAP")))
-        k->cap = !strcmp(e, "off") ? 1 : !strcmp(e, "72") ? 2 : !strcmp(e, "64") ? 3 : 0;
+        k->cap = !strcmp(e, "off") ? 1 : !strcmp(e, "72") ? 2 : !strcmp(e, "64") ? 3 : !strcmp(e, "warps") ? 4 : 0;
     if ((e = getenv("INFINIOP_CUDA_REG_SUB_SPREAD"))) k->sub_spread = !strcmp(e, "two") ? 1 : 0;
     if ((e = getenv("INFINIOP_CUDA_STREAM_BLOCKS"))) k->stream_blocks = (unsigned)atoi(e);
     if ((e = getenv("INFINIOP_CUDA_REG_SUB_BLOCKS"))) k->sub_blocks = (unsigned)atoi(e);

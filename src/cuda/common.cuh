@@ -482,8 +482,22 @@ static inline unsigned infiniop_cuda_spread_threads(size_t work, size_t sms, uns
 /* Whether the plans of this device launch with PDL (compute capability 9
  * and later; cuda/plan_rows.cu). */
 bool infiniop_cuda_pdl(const infiniopCudaProps &p);
-/* The planner's `cap` knob (plan.h's infiniopCudaRowKnobs; 0 in a release build), for rg_plan_cap. */
-unsigned infiniop_cuda_cap_knob(void);
+/* What rg_plan_cap (cuda/rows.cuh) learns of a block-form launch's
+ * instances at descriptor creation, for infiniop_cuda_cap_choice
+ * (cuda/plan_rows.cu), which returns the cap to launch (plan.h's `cap`):
+ * index 0 the uncapped instance, 1 and 2 the capped ones. */
+struct InfiniopCapQuery {
+    size_t rows;       /* blocks of the launch, a row each */
+    unsigned threads;  /* a block */
+    unsigned sms;      /* multiprocessors */
+    int blocks[3];     /* blocks an SM holds at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor); 0 where
+                          there is no such instance (or it is the uncapped one) */
+    size_t spill[3];   /* local memory bytes a thread (cudaFuncAttributes.localSizeBytes) */
+    bool slow_rows;    /* the operator's word: a row's time is more than its bytes' (a chain of round trips:
+                          element-wise parameter loads, or softmax's two reductions and exponentials), so a
+                          part-full last wave of blocks costs a whole wave's time */
+};
+unsigned infiniop_cuda_cap_choice(const InfiniopCapQuery &c);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
  * `cluster` blocks (> 1) and with programmatic stream serialization when

@@ -84,7 +84,8 @@ typedef struct {
     bool early;        /* REG_*: load every operand in the first round trip (fewer rows than
                           multiprocessors: latency is all) */
     unsigned cap;      /* REG_BLOCK at 4 vectors, where the uncapped instance leaves few warps resident
-                          (rg_plan_cap, cuda/rows.cuh): 0 the uncapped instance; 1 the instance
+                          or the last wave of blocks part-full (rg_plan_cap, cuda/rows.cuh;
+                          infiniop_cuda_cap_choice, cuda/plan_rows.cu): 0 the uncapped instance; 1 the instance
                           compiled for 2 blocks of up to 448 threads an SM (72 registers); 2 for 2
                           blocks of 512 (64 registers) */
     unsigned tile_rows; /* TILE_T: rows a tile (a power of two, 2..32) */
@@ -144,8 +145,9 @@ typedef struct {
     bool tile_off;        /* TILE_T never */
     unsigned tile_cluster; /* TILE_T: blocks a tile (1..8); 0: the planner's choice */
     unsigned tile_rows;    /* TILE_T: rows a tile (2..32, a power of two); 0: the planner's choice */
-    unsigned cap;          /* capped instances (rg_plan_cap): 0 by the rule, 1 never, 2 only the
-                              72-register one, 3 only the 64-register one */
+    unsigned cap;          /* capped instances (infiniop_cuda_cap_choice): 0 by the rule, 1 never, 2 only
+                              the 72-register one, 3 only the 64-register one, 4 by the rule's first
+                              condition only (few resident warps) */
     unsigned sub_spread;   /* REG_SUB's grid: 0 by the rule (infiniop_cuda_spread_threads), 1 blocks halved
                               until two an SM (before session 28) */
     unsigned stream_blocks; /* STREAM_*: blocks at most (kernels loop over further rows); 0: the rule */

@@ -83,7 +83,79 @@ static const infiniopCudaRowKnobs &knobs(void) { return default_knobs; }
 #endif
 
 bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_major >= 9; }
-unsigned infiniop_cuda_cap_knob(void) { return knobs().cap; }
+
+/* The capped instances' rule (rg_plan_cap, cuda/rows.cuh: the block form
+ * at 4 vectors a thread, whose instances hold 72-112 registers; a capped
+ * one is compiled for 72 or 64). A capped instance is taken where it holds
+ * more blocks an SM than the uncapped one, spilling at most RG_CAP_SPILL
+ * bytes a thread (a few registers' worth, stored and reloaded through L1
+ * outside the loads' round trip: the measured gains below came with 12-28
+ * bytes), and either
+ *  - the uncapped instance leaves fewer than 20 resident warps an SM (under
+ *    a third of Hopper's 64): then the capped one that holds the most
+ *    blocks (between two that hold as many, the one of more registers, cap
+ *    1: less spill). The long rows of many-row sets are where this holds:
+ *    layer_norm bf16 8192x14336 (448 threads, 80 registers: one block, 14
+ *    warps) 215 -> 187 us with the 64-register instance (two blocks);
+ *    causal_softmax f32 8x512x4608 (288 threads, 76 registers: two blocks)
+ *    takes three blocks at 72 registers without spilling, where the
+ *    64-register instance spilled 12 bytes; at 128-256 threads the uncapped
+ *    one already holds 24 or more warps, and capping them cost 4-6%
+ *    (bench/NOTES.md, sessions 16-17, 20);
+ *  - or, where the operator says a row's time is more than its bytes'
+ *    (InfiniopCapQuery.slow_rows: a chain of round trips), the rows fill
+ *    the last wave of blocks better. A row is one block's work, so a
+ *    launch of R rows on S SMs at b blocks an SM runs in ceil(R / (S b))
+ *    waves, the last one part-full, the SMs with no row left idle. Its
+ *    wave efficiency is f / ceil(f), f = R / (S b). The capped instance of
+ *    the best efficiency is taken where that is at least 1.25x the
+ *    uncapped one's. add_rms_norm f16 512x7168 with a float32 weight of
+ *    stride 2 (8 weight loads a vector, item by item in the output phase):
+ *    224 threads at 77 registers hold 3 blocks an SM, 396 rows a wave, so
+ *    the 512 rows take 2 waves, the second 29% full, and ncu counted the
+ *    SMs active 62% of the kernel's 21 us; at 71 registers (cap 1) 4
+ *    blocks, one wave: 18.9 -> 14.1 us. Measured on an H200 over the row
+ *    cases of the sweep's seeds 0-40 and unnamed shapes (bench/NOTES.md,
+ *    session 31): predicted gains of 1.28-1.6x ran 1.11-1.34x faster
+ *    (add_rms_norm f16/f32 450x7168 and 596x5120 w:strided, f16 640x5120
+ *    w:strided; causal_softmax f32 900x1700, 1000x2000, 1659x1660 and
+ *    1710x1713, e.g. 6 -> 7 blocks of 128 threads), but for one at the
+ *    64-register instance's 32 bytes of spill, level (causal_softmax f32
+ *    34x1x8x4938 sliced, 1.00-1.025x); predicted gains of 1.11-1.12x ran
+ *    0.93-1.08x, hence the 1.25. Streamed rows are left out:
+ *    add_rms_norm with a broadcast weight (one value held, the kernel a
+ *    pure stream) ran 1.03-1.09x slower at a predicted 1.12-1.5x (3x4x34x7168
+ *    and 799x7168, f16 with a float32 weight): the bandwidth, not the
+ *    waves, bounds it, and the last wave's few rows run at full speed.
+ * Launches without capped instances, and any error of the queries, keep
+ * the uncapped one. The experiment build's `cap` knob (plan.h) limits the
+ * instances tried, or (4) keeps the first condition only. */
+#define RG_CAP_SPILL 32
+static double wave_efficiency(size_t rows, unsigned sms, int blocks) {
+    const double f = (double)rows / ((double)sms * (double)blocks);
+    return f / ceil(f);
+}
+unsigned infiniop_cuda_cap_choice(const InfiniopCapQuery &c) {
+    const unsigned knob = knobs().cap;
+    if (knob == 1 || c.blocks[0] <= 0 || c.rows == 0 || c.sms == 0) return 0;
+    const bool few_warps = (size_t)c.blocks[0] * c.threads < 20u * 32u;
+    const double e0 = wave_efficiency(c.rows, c.sms, c.blocks[0]);
+    unsigned best = 0;
+    int best_blocks = c.blocks[0];
+    double best_e = 1.25 * e0;
+    for (unsigned cap = 1; cap <= 2; ++cap) {
+        if ((knob == 2 && cap != 1) || (knob == 3 && cap != 2)) continue;
+        const int b = c.blocks[cap];
+        if (b <= c.blocks[0] || c.spill[cap] > RG_CAP_SPILL) continue;
+        if (few_warps) {
+            if (b > best_blocks) best = cap, best_blocks = b;
+        } else if (knob != 4 && c.slow_rows) {
+            const double e = wave_efficiency(c.rows, c.sms, b);
+            if (e >= best_e && (best == 0 || e > best_e)) best = cap, best_e = e;
+        }
+    }
+    return best;
+}
 
 /* What the rules of the implementation list read. */
 struct RowCtx {

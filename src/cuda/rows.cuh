@@ -438,29 +438,15 @@ template <bool CAPPABLE, typename Pick> static auto rg_cap(const infiniopCudaRow
 
 /* The plan's choice among an RgCappable launch's instances, made once at
  * descriptor creation from what the compiler gave them (pick: the
- * operator's instance for a launch, as its run call chooses it). The rule:
- * where the uncapped instance leaves fewer than 20 resident warps an SM
- * (under a third of Hopper's 64), the capped instance that holds the most
- * blocks, more than the uncapped one, spilling at most RG_CAP_SPILL bytes a
- * thread (a few registers' worth, stored and reloaded through L1 outside
- * the loads' round trip: the measured gains below came with 12-28 bytes);
- * between two that hold as many, the one of more registers (cap 1: less
- * spill). The long rows of many-row sets are where this holds: layer_norm
- * bf16 8192x14336 (448 threads, 80 registers: one block, 14 warps) 215 ->
- * 187 us with the 64-register instance (two blocks); causal_softmax f32
- * 8x512x4608 (288 threads, 76 registers: two blocks) takes three blocks
- * at 72 registers without spilling, where the 64-register instance spilled
- * 12 bytes; at 128-256 threads the uncapped one already holds 24 or more
- * warps, and capping them cost 4-6% (bench/NOTES.md, sessions 16-17, 20).
- * Launches without capped instances, and any error of the queries, keep
- * the uncapped one. The experiment build's `cap` knob (plan.h) limits the
- * instances tried. */
-#define RG_CAP_SPILL 32
-template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pick)(const infiniopCudaRowLaunch &)) {
+ * operator's instance for a launch, as its run call chooses it): the
+ * blocks an SM each holds and its spill, for infiniop_cuda_cap_choice's
+ * rule (cuda/plan_rows.cu). Launches without capped instances, and any
+ * error of the queries, keep the uncapped one. */
+template <typename Fn>
+static void rg_plan_cap(infiniopCudaRowLaunch *q, unsigned sms, bool slow_rows,
+                        Fn (*pick)(const infiniopCudaRowLaunch &)) {
     q->cap = 0;
     if (q->kernel != INFINIOP_CUDA_ROW_REG_BLOCK || q->items != 4 || q->scalar || q->early) return;
-    const unsigned knob = infiniop_cuda_cap_knob();
-    if (knob == 1) return;
     const Fn f0 = pick(*q);
     if (!f0) return;
     /* (queries that may load the kernels: in this thread's relaxed capture
@@ -468,36 +454,38 @@ template <typename Fn> static void rg_plan_cap(infiniopCudaRowLaunch *q, Fn (*pi
      * not invalidated by a descriptor created meanwhile) */
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-    int b0 = 0;
-    bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b0, f0, (int)q->threads, 0) == cudaSuccess;
-    unsigned best = 0;
-    int best_blocks = b0;
-    for (unsigned cap = 1; ok && (unsigned)b0 * q->threads < 20u * 32u && cap <= 2; ++cap) {
-        if ((knob == 2 && cap != 1) || (knob == 3 && cap != 2) || q->threads > RG_CAP_THREADS(cap)) continue;
-        infiniopCudaRowLaunch c = *q;
-        c.cap = cap;
-        const Fn f = pick(c);
+    InfiniopCapQuery c = {};
+    c.rows = q->grid, c.threads = q->threads, c.sms = sms, c.slow_rows = slow_rows;
+    bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks[0], f0, (int)q->threads, 0) == cudaSuccess;
+    for (unsigned cap = 1; ok && cap <= 2; ++cap) {
+        if (q->threads > RG_CAP_THREADS(cap)) continue;
+        infiniopCudaRowLaunch l = *q;
+        l.cap = cap;
+        const Fn f = pick(l);
         if (!f || f == f0) continue;
-        int b = 0;
-        cudaFuncAttributes a;
-        ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, f, (int)q->threads, 0) == cudaSuccess &&
+        cudaFuncAttributes a = {};
+        ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks[cap], f, (int)q->threads, 0) == cudaSuccess &&
              cudaFuncGetAttributes(&a, f) == cudaSuccess;
-        if (ok && b > best_blocks && a.localSizeBytes <= RG_CAP_SPILL) best = cap, best_blocks = b;
+        c.spill[cap] = a.localSizeBytes;
     }
     if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     if (!ok) {
         (void)cudaGetLastError(); /* (the plan stands uncapped; the error is not the next call's) */
         return;
     }
-    q->cap = best;
+    q->cap = infiniop_cuda_cap_choice(c);
 }
-/* rg_plan_cap on both launches of an operator's plan, on its device. */
+/* rg_plan_cap on both launches of an operator's plan, on its device;
+ * slow_rows: InfiniopCapQuery's (cuda/common.cuh). */
 template <typename Fn>
-static void rg_plan_caps(int device_id, infiniopCudaRowPlan *p, Fn (*pick)(const infiniopCudaRowLaunch &)) {
+static void rg_plan_caps(int device_id, infiniopCudaRowPlan *p, bool slow_rows,
+                         Fn (*pick)(const infiniopCudaRowLaunch &)) {
     InfiniopCudaDeviceGuard guard(device_id);
-    if (guard.err != cudaSuccess) return; /* (the plan stands uncapped) */
-    rg_plan_cap(&p->aligned, pick);
-    rg_plan_cap(&p->unaligned, pick);
+    infiniopCudaProps props;
+    if (guard.err != cudaSuccess || infiniop_cuda_device_props(device_id, &props) != INFINI_STATUS_SUCCESS)
+        return; /* (the plan stands uncapped) */
+    rg_plan_cap(&p->aligned, (unsigned)props.sm_count, slow_rows, pick);
+    rg_plan_cap(&p->unaligned, (unsigned)props.sm_count, slow_rows, pick);
 }
 
 #endif /* INFINIOP_CUDA_ROWS_CUH */

@@ -278,8 +278,11 @@ extern "C" infiniStatus_t infiniop_add_rms_norm_cuda_plan(infiniopAddRMSNormInfo
         INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->atype, A, {
             INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->wtype, W, {
                 /* (F32 activations take F32 weights only, as launch_pair) */
+                /* slow rows (rg_plan_caps): a weight loaded element by element,
+                 * V loads a vector (a broadcast one is one value held) */
                 if constexpr (sizeof(typename A::S) != 4 || sizeof(typename W::S) == 4)
-                    rg_plan_caps(device_id, &info->cuda, reg_kernel<A, W>);
+                    rg_plan_caps(device_id, &info->cuda, info->w_stride != 1 && info->w_stride != 0,
+                                 reg_kernel<A, W>);
             });
         });
     return st;

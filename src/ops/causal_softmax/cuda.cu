@@ -516,7 +516,8 @@ extern "C" infiniStatus_t infiniop_causal_softmax_cuda_plan(infiniopCausalSoftma
                                 es == 4};
     const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
     if (st == INFINI_STATUS_SUCCESS)
-        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, reg_kernel<T>));
+        /* slow rows (rg_plan_caps): two reductions and an exponential an element */
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, true, reg_kernel<T>));
     return st;
 }
 

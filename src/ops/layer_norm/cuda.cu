@@ -635,8 +635,12 @@ extern "C" infiniStatus_t infiniop_layer_norm_cuda_plan(infiniopLayerNormInfo *i
                                 infiniop_rows_unit_ok(&info->rows, ts, 3),
                                 ln_tile_run(info->rows)};
     const infiniStatus_t st = infiniop_cuda_plan_rows(device_id, s, &info->cuda);
+    /* slow rows (rg_plan_caps): weight and bias loaded element by element
+     * (V loads a vector; broadcast ones one load a vector), item by item
+     * in the output phase */
+    const bool slow = !s.param_vec;
     if (st == INFINI_STATUS_SUCCESS)
-        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, reg_kernel<T>));
+        INFINIOP_CUDA_DISPATCH_HALF_FLOAT(info->dtype, T, rg_plan_caps(device_id, &info->cuda, slow, reg_kernel<T>));
     return st;
 }
 
