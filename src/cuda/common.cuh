@@ -359,8 +359,9 @@ __device__ __forceinline__ void grid_dependency(void) {
 }
 
 /* Keeps a value computed before this point: an empty asm statement that
- * takes it as input (asm volatile statements keep their order, so the
- * value is ready before a grid_dependency() that follows). The register
+ * takes it as input (asm volatile statements keep their order in PTX; a
+ * plain constant load that feeds only this, ptxas may still move past a
+ * grid_dependency() that follows: rows.cuh's rg_wait). The register
  * kernels of add_rms_norm, layer_norm and causal_softmax compute their
  * group and constants so, before they wait: under PDL that setup runs
  * while the previous kernel of the stream finishes, rather than in the

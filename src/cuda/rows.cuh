@@ -112,6 +112,24 @@ template <int MODE, bool W32 = false, bool WAIT = true> __device__ __forceinline
     return g;
 }
 
+/* The grid dependency of a register-path kernel that called row_group
+ * with WAIT false, after the group's first-row check: false where the
+ * group has no row (the kernel then returns; a cluster's blocks share
+ * their rows, so they return together). The check is a real use of the
+ * layout's first constant line (nrows, with ncols and the operator's
+ * scalars beside it), a branch ptxas keeps ahead of the wait, so under
+ * PDL that line is fetched while the previous kernel finishes. A value
+ * that only keep() (common.cuh) held was moved past the wait by ptxas
+ * (sm_90, add_rms_norm's and layer_norm's ncols once 1/ncols was no
+ * longer computed there, session 30), and the line's first read came in
+ * the row's chain instead: their latency-bound rows ran 2-5% longer
+ * (H200, bench/NOTES.md, session 31). */
+template <int MODE> __device__ __forceinline__ bool rg_wait(const RowGroup &g, size_t nrows) {
+    if (g.row0 >= nrows) return false;
+    grid_dependency();
+    return true;
+}
+
 /* Before the second and later rows of a group: the scratch of the last row
  * may still be read by slower threads (blocks). */
 template <int MODE> __device__ __forceinline__ void row_next(const RowGroup &g, size_t r) {

@@ -54,9 +54,9 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * late is one element held from the start (RgLateParam, rows.cuh: bf16
      * 2048x896 w:bcast 6.62 -> 5.81 us). */
     constexpr bool W_LATE = (!PV && ITEMS >= 2) || RgBlock8<MODE, ITEMS, V>::value;
-    /* the constants before the grid dependency (keep, common.cuh) */
+    /* the constants before the grid dependency (keep, common.cuh; rg_wait) */
     keep(nchunks);
-    grid_dependency();
+    if (!rg_wait<MODE>(g, L.nrows)) return;
     const RgLateParam<typename W::S, V, PV> wl(W_LATE ? w : nullptr, ws); /* (a broadcast weight) */
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);

@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * cost the peeled 8-vector warp instances 14 registers (76 -> 90:
      * 5 blocks an SM rather than 6; ptxas, sm_90). */
     keep(nwhole);
-    grid_dependency();
+    if (!rg_wait<MODE>(g, L.nrows)) return;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         /* PEEL (plan.h's `peel`): rows of unit column stride, x's row not

@@ -97,9 +97,9 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     const float invD = L.inv_ncols; /* half types multiply by it (core/layout.h) */
     constexpr int KV = V >= 8 ? 1 : 8 / V; /* vectors in the shift: 8 elements (fewer if the row is shorter) */
     const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
-    /* the constants before the grid dependency (keep, common.cuh) */
+    /* the constants before the grid dependency (keep, common.cuh; rg_wait) */
     keep(nchunks);
-    grid_dependency();
+    if (!rg_wait<MODE>(g, L.nrows)) return;
     const bool has_bias = info.has_bias;
     typedef typename T::S S;
     typedef RgVec<S, V> VT;
