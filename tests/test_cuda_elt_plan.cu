@@ -516,6 +516,6 @@ static void invariants(void) {
 int main(void) {
     named_cases();
     invariants();
-    printf("test_cuda_elt_plan: %d checks, %d failed\n", g_checks, g_fail);
+    printf("test_cuda_elt_plan: %ld checks, %ld failed\n", g_checks, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -490,6 +490,6 @@ int main(void) {
     tile_cases();
     cap_cases();
     invariants();
-    printf("test_cuda_plan: %d checks, %d failed\n", g_checks, g_fail);
+    printf("test_cuda_plan: %ld checks, %ld failed\n", g_checks, g_fail);
     return g_fail ? 1 : 0;
 }

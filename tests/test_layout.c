@@ -13,19 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static long g_checks, g_fail;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        ++g_checks;                                                                                                    \
-        if (!(cond)) {                                                                                                 \
-            if (++g_fail <= 20) {                                                                                      \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                            \
-                printf(__VA_ARGS__);                                                                                   \
-                printf("\n");                                                                                          \
-            }                                                                                                          \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd32(void) { /* xorshift64* */
