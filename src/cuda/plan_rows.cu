@@ -116,7 +116,7 @@ bool infiniop_cuda_pdl(const infiniopCudaProps &p) { return knobs().pdl && p.cc_
  *    SMs active 62% of the kernel's 21 us; at 71 registers (cap 1) 4
  *    blocks, one wave: 18.9 -> 14.1 us. Measured on an H200 over the row
  *    cases of the sweep's seeds 0-40 and unnamed shapes (bench/NOTES.md,
- *    session 31): predicted gains of 1.28-1.6x ran 1.11-1.34x faster
+ *    session 31): predicted gains of 1.28-1.7x ran 1.11-1.34x faster
  *    (add_rms_norm f16/f32 450x7168 and 596x5120 w:strided, f16 640x5120
  *    w:strided; causal_softmax f32 900x1700, 1000x2000, 1659x1660 and
  *    1710x1713, e.g. 6 -> 7 blocks of 128 threads), but for one at the
