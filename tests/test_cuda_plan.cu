@@ -390,7 +390,11 @@ static void invariants(void) {
                                           "%zux%zu: a warp form of %u items in %u lanes", nr, nc, q->items, q->lanes);
                                     CHECK(q->kernel != INFINIOP_CUDA_ROW_REG_CLUSTER || !q->scalar || q->items == 16,
                                           "%zux%zu: a one-element cluster of %u items", nr, nc, q->items);
-                                    CHECK(q->threads <= (q->items >= 2 ? 512u : 1024u),
+                                    /* (RG_BOUNDS: 512 at 2 or more items; the block form at one item 576
+                                     * where B56, so at most 512 planned) */
+                                    CHECK(q->threads <= (q->items >= 2 || q->kernel == INFINIOP_CUDA_ROW_REG_BLOCK
+                                                             ? 512u
+                                                             : 1024u),
                                           "%zux%zu: %u threads over the launch bounds", nr, nc, q->threads);
                                     CHECK(q->grid % q->cluster == 0, "%zux%zu: grid %u cluster %u", nr, nc, q->grid,
                                           q->cluster);
@@ -483,6 +487,32 @@ static void cap_cases(void) {
     CHECK(cap_choice(512, 224, 3, 0, 4, 0, 0) == 2, "only the 64-register instance");
     /* no uncapped figure (a failed query): uncapped */
     CHECK(cap_choice(512, 224, 0, 4, 4, 0, 0) == 0, "no uncapped blocks");
+    /* infiniop_cuda_cap_wanted: whether the capped instances are worth querying, from the uncapped
+     * one's blocks alone: few warps, or slow rows whose last wave is under 80% full */
+    InfiniopCapQuery w = {};
+    w.threads = 224, w.sms = 132, w.rows = 512, w.blocks[0] = 3, w.slow_rows = true;
+    CHECK(infiniop_cuda_cap_wanted(w), "wanted: 512 rows x 224 threads, slow");
+    w.slow_rows = false;
+    CHECK(!infiniop_cuda_cap_wanted(w), "not wanted: 512 rows x 224 threads, streamed (21 warps)");
+    w.threads = 448, w.blocks[0] = 1;
+    CHECK(infiniop_cuda_cap_wanted(w), "wanted: 448 threads, 1 block (14 warps), streamed");
+    w.threads = 224, w.blocks[0] = 3, w.slow_rows = true, w.rows = 396;
+    CHECK(!infiniop_cuda_cap_wanted(w), "not wanted: 396 rows, one full wave");
+    w.rows = 1008; /* 2.55 waves, 0.85 */
+    CHECK(!infiniop_cuda_cap_wanted(w), "not wanted: 1008 rows, the last wave 55%% full");
+    /* whatever the capped instances hold, the rule takes none where it was not wanted */
+    long bad = 0;
+    for (size_t rows = 1; rows <= 3000; rows += 7)
+        for (unsigned threads = 32; threads <= 512; threads += 32)
+            for (int b0 = 1; b0 <= 8; ++b0)
+                for (int b1 = 0; b1 <= 9; b1 += 3)
+                    for (int b2 = 0; b2 <= 9; b2 += 2) {
+                        InfiniopCapQuery c = {};
+                        c.rows = rows, c.threads = threads, c.sms = 132, c.slow_rows = (rows + b1) % 2 == 0;
+                        c.blocks[0] = b0, c.blocks[1] = b1, c.blocks[2] = b2;
+                        if (infiniop_cuda_cap_choice(c) != 0 && !infiniop_cuda_cap_wanted(c)) ++bad;
+                    }
+    CHECK(bad == 0, "%ld capped choices where the capped instances were not wanted", bad);
 }
 
 int main(void) {

@@ -499,6 +499,10 @@ struct InfiniopCapQuery {
                           part-full last wave of blocks costs a whole wave's time */
 };
 unsigned infiniop_cuda_cap_choice(const InfiniopCapQuery &c);
+/* Whether the rule could take a capped instance at all, from rows, threads,
+ * sms, slow_rows and blocks[0] alone: rg_plan_cap queries the capped
+ * instances (loading them) only then. */
+bool infiniop_cuda_cap_wanted(const InfiniopCapQuery &c);
 
 /* Launch kernel<<<grid, block, smem, stream>>>(args...) as a cluster of
  * `cluster` blocks (> 1) and with programmatic stream serialization when

@@ -135,10 +135,18 @@ static double wave_efficiency(size_t rows, unsigned sms, int blocks) {
     const double f = (double)rows / ((double)sms * (double)blocks);
     return f / ceil(f);
 }
+static bool few_warps(const InfiniopCapQuery &c) { return (size_t)c.blocks[0] * c.threads < 20u * 32u; }
+bool infiniop_cuda_cap_wanted(const InfiniopCapQuery &c) {
+    const unsigned knob = knobs().cap;
+    if (knob == 1 || c.blocks[0] <= 0 || c.rows == 0 || c.sms == 0) return false;
+    /* (a wave efficiency is at most 1: past 0.8 no capped instance gains
+     * 1.25x) */
+    return few_warps(c) || (knob != 4 && c.slow_rows && 1.25 * wave_efficiency(c.rows, c.sms, c.blocks[0]) <= 1.0);
+}
 unsigned infiniop_cuda_cap_choice(const InfiniopCapQuery &c) {
     const unsigned knob = knobs().cap;
-    if (knob == 1 || c.blocks[0] <= 0 || c.rows == 0 || c.sms == 0) return 0;
-    const bool few_warps = (size_t)c.blocks[0] * c.threads < 20u * 32u;
+    if (!infiniop_cuda_cap_wanted(c)) return 0;
+    const bool few = few_warps(c);
     const double e0 = wave_efficiency(c.rows, c.sms, c.blocks[0]);
     unsigned best = 0;
     int best_blocks = c.blocks[0];
@@ -147,7 +155,7 @@ unsigned infiniop_cuda_cap_choice(const InfiniopCapQuery &c) {
         if ((knob == 2 && cap != 1) || (knob == 3 && cap != 2)) continue;
         const int b = c.blocks[cap];
         if (b <= c.blocks[0] || c.spill[cap] > RG_CAP_SPILL) continue;
-        if (few_warps) {
+        if (few) {
             if (b > best_blocks) best = cap, best_blocks = b;
         } else if (knob != 4 && c.slow_rows) {
             const double e = wave_efficiency(c.rows, c.sms, b);
@@ -309,10 +317,12 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
         for (int i = 0; i < 3; ++i) {
             size_t it = forced ? forced : latency ? its[i] : its[2 - i];
             size_t t = ((acc + it * kc - 1) / (it * kc) + 31) / 32 * 32;
-            /* RG_BOUNDS (rows.cuh); decode shapes take 2 vectors a thread
-             * rather than blocks over 512 threads (a shorter barrier tree
-             * and reduction) */
-            size_t tmax = it >= 2 || lat ? 512 : 1024;
+            /* blocks of at most 512 threads (RG_BOUNDS, rows.cuh: the
+             * bound at 2 or more items; at one item B56's 576 in the
+             * norms' 2-byte forms. Decode rows of more than 512 vectors
+             * then take 2 vectors a thread: a shorter barrier tree and
+             * reduction than blocks of 1024) */
+            const size_t tmax = 512;
             if (t > tmax) continue;
             /* Rows that fill the GPU: at least 128 threads a row in the
              * vector form. The one-element form takes 16 elements a
@@ -333,8 +343,8 @@ static bool plan_reg(const RowCtx &c, bool scalar, infiniopCudaRowLaunch *q, boo
             /* Latency-bound rows, more of them than SMs, in the vector
              * form with vector parameters: one vector a thread only where
              * every row's block is resident at once, counted with the
-             * registers its instances may take (64 a thread: the
-             * 1024-thread launch bound, RG_BOUNDS) out of an SM's 65536
+             * registers its instances may take (64 a thread: the launch
+             * bound of those without B56, RG_BOUNDS) out of an SM's 65536
              * (compute capability 8.0 and later); else 2 a thread, half
              * the threads. layer_norm f32 1132x768: 192 threads of up to
              * 64 registers, 5 blocks an SM, 1132 rows in 1.7 waves; at 2

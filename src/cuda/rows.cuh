@@ -124,7 +124,7 @@ template <int MODE, bool W32 = false, bool WAIT = true> __device__ __forceinline
  * longer computed there, session 30), and the line's first read came in
  * the row's chain instead: their latency-bound rows ran 2-5% longer
  * (H200, bench/NOTES.md, session 31). */
-template <int MODE> __device__ __forceinline__ bool rg_wait(const RowGroup &g, size_t nrows) {
+__device__ __forceinline__ bool rg_wait(const RowGroup &g, size_t nrows) {
     if (g.row0 >= nrows) return false;
     grid_dependency();
     return true;
@@ -409,23 +409,48 @@ static cudaError_t stream_launch(const infiniopCudaRowLaunch &q, bool pdl, cudaS
 }
 
 /* Launch bounds of a register-path kernel (__launch_bounds__(RG_BOUNDS(MODE,
- * ITEMS, CAP))): up to 512 threads a block at 2 or more items a thread (128
- * registers), up to 1024 at one (64), no minimum of blocks (0) - except
+ * ITEMS, CAP, B56))): up to 512 threads a block at 2 or more items a thread
+ * (128 registers), up to 1024 at one (64), no minimum of blocks (0) -
+ * except
  * - the warp form at one item a thread, whose blocks are at most 128
  *   threads (plan_rows.cu) and of which an SM must hold 9 (56 registers, 36
  *   warps) rather than the 8 that 57-64 registers leave: each of its lanes
  *   has a single vector in flight, so the resident warps are what keeps the
  *   memory system busy (layer_norm f32 512x28x128 took 7% longer when its
  *   instance went from 56 to 58 registers; bench/NOTES.md);
+ * - B56, the block form at one item a thread, for the same reason: its
+ *   rows are latency-bound (or 129-256 vectors long), its blocks at most
+ *   512 threads (plan_rows.cu), and 56 registers (2 blocks of 576) hold 36
+ *   warps an SM where 57-64 hold 32. Registers are allocated by 8 a
+ *   thread, so an instance of 58 holds as few blocks as one of 64. A
+ *   minimum of blocks also makes ptxas use registers up to the bound, so
+ *   B56 is for the instances that need more than 56 without it: the
+ *   norms' rows of 2-byte elements (V 8: 58-62 registers, 8 elements a
+ *   vector unpacked to float32, with their parameters). Measured on an
+ *   H200 (bench/NOTES.md, session 32; 170 latency-bound row cases):
+ *   add_rms_norm bf16 4x211x1280 with a broadcast weight, 844 rows of 160
+ *   threads, 2 waves of 6 blocks an SM at 58 registers, one of 7 at 56:
+ *   4.40 -> 3.63 us; bf16 900x1280 w:strided 4.75 -> 3.82, layer_norm
+ *   bf16 844x1280 w:bcast 4.66 -> 3.80; the others level (0.97-1.025).
+ *   Not float32 rows (V 4: 50-58 registers), where the bound gained no
+ *   wave and ran 1.03-1.065x slower (layer_norm f32 500x768 2.76 -> 2.94
+ *   us), nor softmax's (40-54) or the one-element forms (32-42), which
+ *   took 48-56 under it, fewer blocks (scripts/cuda-res-usage.sh lists
+ *   every instance's registers);
  * - CAP (0, 1, 2), the capped instances of RgCappable launches
  *   (rg_plan_cap): 1, 2 blocks of up to 448 threads an SM (72 registers:
  *   65536 / 896 rounded down to ptxas's 8); 2, 2 blocks of 512 (64).
  * (A minimum of 1 rather than 0 changes ptxas's choice of registers below
  * the cap.) */
 #define RG_CAP_THREADS(CAP) ((CAP) == 1 ? 448u : 512u)
-#define RG_BOUNDS(MODE, ITEMS, CAP)                                                                                     \
-    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128 : (CAP) ? RG_CAP_THREADS(CAP) : (ITEMS) >= 2 ? 512 : 1024),               \
-        ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : (CAP) ? 2 : 0)
+#define RG_B56(MODE, ITEMS, B56) ((B56) && (MODE) == RG_BLOCK && (ITEMS) == 1)
+#define RG_BOUNDS(MODE, ITEMS, CAP, B56)                                                                                \
+    ((MODE) == RG_SUB && (ITEMS) == 1 ? 128                                                                             \
+     : RG_B56(MODE, ITEMS, B56)       ? 576                                                                             \
+     : (CAP)                          ? RG_CAP_THREADS(CAP)                                                             \
+     : (ITEMS) >= 2                   ? 512                                                                             \
+                                      : 1024),                                                                          \
+        ((MODE) == RG_SUB && (ITEMS) == 1 ? 9 : RG_B56(MODE, ITEMS, B56) ? 2 : (CAP) ? 2 : 0)
 
 /* The launches that have capped instances: the block form at 4 16-byte
  * vectors a thread (rows of 1025-2048 vectors take 257-512 threads; its
@@ -475,7 +500,8 @@ static void rg_plan_cap(infiniopCudaRowLaunch *q, unsigned sms, bool slow_rows,
     InfiniopCapQuery c = {};
     c.rows = q->grid, c.threads = q->threads, c.sms = sms, c.slow_rows = slow_rows;
     bool ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks[0], f0, (int)q->threads, 0) == cudaSuccess;
-    for (unsigned cap = 1; ok && cap <= 2; ++cap) {
+    const bool wanted = ok && infiniop_cuda_cap_wanted(c);
+    for (unsigned cap = 1; wanted && ok && cap <= 2; ++cap) {
         if (q->threads > RG_CAP_THREADS(cap)) continue;
         infiniopCudaRowLaunch l = *q;
         l.cap = cap;
@@ -491,7 +517,7 @@ static void rg_plan_cap(infiniopCudaRowLaunch *q, unsigned sms, bool slow_rows,
         (void)cudaGetLastError(); /* (the plan stands uncapped; the error is not the next call's) */
         return;
     }
-    q->cap = infiniop_cuda_cap_choice(c);
+    if (wanted) q->cap = infiniop_cuda_cap_choice(c);
 }
 /* rg_plan_cap on both launches of an operator's plan, on its device;
  * slow_rows: InfiniopCapQuery's (cuda/common.cuh). */

@@ -21,7 +21,7 @@
  * any stride (rg_load_param). Same arithmetic as the streaming kernel
  * below. */
 template <typename A, typename W, int ITEMS, int MODE, int V, bool CS, bool PV, int CAP>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP, V == 8))
     add_rms_norm_reg(typename A::S *y, typename A::S *res, const typename A::S *a, const typename A::S *b,
                      const typename W::S *w, unsigned lanes, const __grid_constant__ infiniopAddRMSNormInfo info) {
     __shared__ RowScratch sc;
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     constexpr bool W_LATE = (!PV && ITEMS >= 2) || RgBlock8<MODE, ITEMS, V>::value;
     /* the constants before the grid dependency (keep, common.cuh; rg_wait) */
     keep(nchunks);
-    if (!rg_wait<MODE>(g, L.nrows)) return;
+    if (!rg_wait(g, L.nrows)) return;
     const RgLateParam<typename W::S, V, PV> wl(W_LATE ? w : nullptr, ws); /* (a broadcast weight) */
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);

@@ -133,8 +133,10 @@ template <typename T, int V> __device__ __forceinline__ void store_elems(typenam
  * (cheaper than the registers to keep it), otherwise kept. y is written
  * whole, masked vectors as 16-byte zeros. Same arithmetic as the kernel
  * below. */
+/* (B56 false: the block form's one-item instances hold 40-54 registers
+ * unbounded; RG_BOUNDS, cuda/rows.cuh) */
 template <typename T, int ITEMS, int MODE, int V, bool CS, int CAP, bool PEEL>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP, false))
     causal_softmax_reg(typename T::S *y, const typename T::S *x, unsigned lanes,
                        const __grid_constant__ infiniopCausalSoftmaxInfo info) {
     constexpr bool KEEP = ITEMS * V <= 16;
@@ -153,7 +155,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
      * cost the peeled 8-vector warp instances 14 registers (76 -> 90:
      * 5 blocks an SM rather than 6; ptxas, sm_90). */
     keep(nwhole);
-    if (!rg_wait<MODE>(g, L.nrows)) return;
+    if (!rg_wait(g, L.nrows)) return;
     for (size_t r = g.row0; r < L.nrows; r += g.rstep) {
         row_next<MODE>(g, r);
         /* PEEL (plan.h's `peel`): rows of unit column stride, x's row not

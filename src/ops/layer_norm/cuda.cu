@@ -76,7 +76,7 @@ __device__ __forceinline__ float ln_center(const LnStats &st, float x) { return 
  * output phase otherwise. V: 16-byte vectors or 1 (one element an
  * access); w and b at any stride (rg_load_param). */
 template <typename T, int ITEMS, int MODE, bool WB_EARLY, int V, bool CS, bool PV, int CAP>
-__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
+__global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP, V == 8))
     layer_norm_reg(typename T::S *out, typename T::S *stdz, typename T::S *stdv, const typename T::S *in,
                    const typename T::S *w, const typename T::S *b, unsigned lanes,
                    const __grid_constant__ infiniopLayerNormInfo info) {
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(RG_BOUNDS(MODE, ITEMS, CAP))
     const RowGroup g = row_group<MODE, RgWarp32<MODE, ITEMS>::value, false>(lanes);
     /* the constants before the grid dependency (keep, common.cuh; rg_wait) */
     keep(nchunks);
-    if (!rg_wait<MODE>(g, L.nrows)) return;
+    if (!rg_wait(g, L.nrows)) return;
     const bool has_bias = info.has_bias;
     typedef typename T::S S;
     typedef RgVec<S, V> VT;
